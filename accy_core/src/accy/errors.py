@@ -1,0 +1,189 @@
+"""The accy exception tree.
+
+Every error accy raises on purpose derives from :class:`AccyError`. Each class also inherits
+the builtin exception a user would naturally catch (``ValueError``, ``TypeError``,
+``IndexError``, ``RuntimeError``), keeps its structured fields as attributes and stays
+picklable (``args`` holds everything ``__init__`` needs).
+
+Message house style: subject first, then expected vs got, then the fix; lower-case start,
+no trailing period. Unknown names list the known ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "AccyError",
+    "IRError",
+    "VerifyError",
+    "ParseError",
+    "PassError",
+    "UnsupportedError",
+    "CapabilityError",
+    "CodegenError",
+    "BackendError",
+    "BackendUnavailable",
+    "CompileError",
+    "LaunchError",
+    "OutOfResources",
+    "PluginError",
+    "TuningCacheError",
+    "InputError",
+    "InternalError",
+    "known_names",
+]
+
+
+def known_names(names: Iterable[str]) -> str:
+    """Return ``"known: a, b, c"`` for messages about an unknown name."""
+    return "known: " + ", ".join(sorted(names))
+
+
+class AccyError(Exception):
+    """Root of every error accy raises on purpose."""
+
+    def __init__(self, message: str, *args: object) -> None:
+        super().__init__(message, *args)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self):  # keep subclasses with keyword fields picklable
+        return (_rebuild, (type(self), self.message, self.__dict__))
+
+
+def _rebuild(cls: type, message: str, state: dict) -> AccyError:
+    obj = cls.__new__(cls)
+    Exception.__init__(obj, message)
+    obj.__dict__.update(state)
+    return obj
+
+
+class IRError(AccyError, ValueError):
+    """Malformed tensor IR or kernel IR."""
+
+
+class VerifyError(IRError):
+    """The verifier rejected a module, or the builder rejected an op (shape, dtype, attribute).
+
+    Attributes:
+        op: the op name (``"arith.add"``) or ``None``.
+        position: ``"@func:op#3"`` style location or ``None``.
+    """
+
+    def __init__(self, message: str, op: str | None = None, position: str | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+        self.position = position
+
+
+class ParseError(IRError):
+    """Text IR (or a pass pipeline) that does not parse; carries line, column and a caret line."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0, source_line: str = "") -> None:
+        caret = f"\n  {source_line}\n  {' ' * max(column - 1, 0)}^" if source_line else ""
+        super().__init__(f"{line}:{column}: {message}{caret}" if line else message)
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        self.reason = message
+
+
+class PassError(AccyError, RuntimeError):
+    """A pass failed; names the pass and its position in the pipeline."""
+
+    def __init__(self, message: str, pass_name: str = "", position: int = -1) -> None:
+        super().__init__(message)
+        self.pass_name = pass_name
+        self.position = position
+
+
+class UnsupportedError(AccyError, TypeError):
+    """A feature accy does not support here; names the feature, backend and an alternative."""
+
+    def __init__(
+        self, message: str, feature: str = "", backend: str = "", alternative: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.feature = feature
+        self.backend = backend
+        self.alternative = alternative
+
+
+class CapabilityError(UnsupportedError):
+    """The target profile of a backend cannot run this (dtype, atomics, f64 math, ...)."""
+
+
+class CodegenError(AccyError, RuntimeError):
+    """LLVM rejected generated IR, or code generation crashed in the worker process."""
+
+    def __init__(self, message: str, llvm_message: str = "", ir_excerpt: str = "") -> None:
+        super().__init__(message)
+        self.llvm_message = llvm_message
+        self.ir_excerpt = ir_excerpt
+
+
+class BackendError(AccyError, RuntimeError):
+    """A backend failed at run time."""
+
+
+class BackendUnavailable(BackendError):
+    """A backend cannot be used here; ``reason`` is its probe's answer."""
+
+    def __init__(self, message: str, backend: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.reason = reason
+
+
+class CompileError(BackendError):
+    """An external tool (ptxas, spirv-val, the driver JIT) rejected an artifact."""
+
+    def __init__(self, message: str, tool: str = "", stderr: str = "", repro: str = "") -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.stderr = stderr
+        self.repro = repro
+
+
+class LaunchError(BackendError):
+    """A kernel launch failed (bad geometry, device fault, wrong arguments)."""
+
+
+class OutOfResources(BackendError):
+    """A launch or allocation needs more of a resource than the device has."""
+
+    def __init__(self, message: str, resource: str = "", required: int = 0, limit: int = 0) -> None:
+        super().__init__(message)
+        self.resource = resource
+        self.required = required
+        self.limit = limit
+
+
+class PluginError(AccyError, RuntimeError):
+    """A plugin failed to load or its hook raised."""
+
+    def __init__(self, message: str, plugin: str = "", distribution: str = "", cause: str = "") -> None:
+        super().__init__(message)
+        self.plugin = plugin
+        self.distribution = distribution
+        self.cause = cause
+
+
+class TuningCacheError(AccyError, ValueError):
+    """A tuning cache file or archive is corrupt, truncated or of the wrong version."""
+
+    def __init__(self, message: str, path: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+
+
+class InputError(AccyError, ValueError):
+    """Bad user input at call time (count, shape, dtype) or a malformed input file."""
+
+
+class InternalError(AccyError, RuntimeError):
+    """An accy invariant failed; this is a bug, please report it."""

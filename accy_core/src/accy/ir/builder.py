@@ -1,0 +1,311 @@
+"""The Python builder: construct tensor IR modules op by op.
+
+Example::
+
+    b = Builder()
+    t = b.tensor("f32", (4,))
+    fb = b.begin_function("add_mul", params=[t, t, t], results=[t, t])
+    s = fb.add(fb.param(0), fb.param(1))
+    fb.return_(s, fb.mul(s, fb.param(2)))
+    fb.finish()
+    module = b.finish()
+
+Every op method infers its result type through the op registry and raises
+:class:`accy.errors.VerifyError` at the call that is wrong, naming the op and the user's
+source line. Binary ops broadcast their operands numpy-style (inserting
+``tensor.broadcast_to``) and accept Python scalars, which become constants of the other
+operand's dtype. There is no implicit dtype promotion: cast first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accy.errors import VerifyError
+from accy.ir.core import Function, Module, Operation, Value
+from accy.ir.dtypes import DType
+from accy.ir.ops.registry import get_op_def
+from accy.ir.types import TensorType
+
+__all__ = ["Builder", "FunctionBuilder", "user_location"]
+
+_ACCY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+Operand = Value | float | int | bool
+
+
+def user_location() -> str | None:
+    """``file:line`` of the innermost caller outside the accy package, or None."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(_ACCY_DIR):
+            return f"{os.path.basename(fn)}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of two shapes; raise VerifyError naming ``op`` if incompatible."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb, strict=True):
+        if x != y and 1 not in (x, y):
+            raise VerifyError(
+                f"'{op}' op: operand shapes {list(a)} and {list(b)} are not broadcast-compatible",
+                op=op,
+            )
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+class Builder:
+    """Build a :class:`Module`; one :class:`FunctionBuilder` per function."""
+
+    def __init__(self) -> None:
+        self._module = Module()
+        self._open: FunctionBuilder | None = None
+
+    @staticmethod
+    def tensor(dtype: str | DType, shape: Sequence[int]) -> TensorType:
+        """Return the tensor type ``dtype[shape]`` (``shape`` in elements per axis)."""
+        return TensorType(DType.parse(dtype), tuple(shape))
+
+    def begin_function(
+        self, name: str, params: Sequence[TensorType], results: Sequence[TensorType] | None = None
+    ) -> FunctionBuilder:
+        """Start function ``name``; ``results`` (optional) is checked by ``return_``."""
+        if self._open is not None:
+            raise VerifyError(f"function @{self._open.function.name} is still open; call finish()")
+        if any(f.name == name for f in self._module.functions):
+            raise VerifyError(f"function @{name} is defined twice")
+        fb = FunctionBuilder(self, name, list(params), None if results is None else list(results))
+        self._open = fb
+        return fb
+
+    def _close(self, fb: FunctionBuilder) -> None:
+        self._module.functions.append(fb.function)
+        self._open = None
+
+    def finish(self) -> Module:
+        """Verify and return the module."""
+        if self._open is not None:
+            raise VerifyError(f"function @{self._open.function.name} is still open; call finish()")
+        self._module.verify()
+        return self._module
+
+
+class FunctionBuilder:
+    """Append ops to one function. Obtain with :meth:`Builder.begin_function`."""
+
+    def __init__(
+        self, owner: Builder, name: str, params: list[TensorType], results: list[TensorType] | None
+    ) -> None:
+        self._owner = owner
+        self._declared = results
+        self.function = Function(name, params, results or [])
+        self._done = False
+
+    # ---------------------------------------------------------------- basics
+    def param(self, i: int) -> Value:
+        """The ``i``-th parameter value."""
+        if not 0 <= i < len(self.function.params):
+            raise VerifyError(
+                f"@{self.function.name}: param index {i} out of range "
+                f"({len(self.function.params)} params)"
+            )
+        return self.function.params[i]
+
+    def emit(
+        self, name: str, operands: Sequence[Value], attrs: dict[str, Any] | None = None
+    ) -> list[Value]:
+        """Append op ``name`` (type-inferred) and return its results."""
+        if self._done:
+            raise VerifyError(f"@{self.function.name} is finished; no more ops can be added")
+        attrs = dict(attrs or {})
+        loc = user_location()
+        for i, v in enumerate(operands):
+            if not isinstance(v, Value):
+                raise VerifyError(f"'{name}' op: operand #{i} is not an IR value: {v!r}", op=name)
+        try:
+            types = get_op_def(name).infer_types([v.type for v in operands], attrs)
+        except VerifyError as e:
+            where = f" (at {loc})" if loc else ""
+            raise VerifyError(f"{e.message}{where}", op=name, position=loc) from None
+        op = Operation(name, operands, types, attrs, location=loc)
+        self.function.body.append(op)
+        return op.results
+
+    def _one(self, name: str, operands: Sequence[Value], **attrs: Any) -> Value:
+        return self.emit(name, operands, attrs)[0]
+
+    def _value(self, x: Operand, like: Value | None) -> Value:
+        if isinstance(x, Value):
+            return x
+        if isinstance(x, (bool, int, float, np.generic)):
+            dtype = like.type.dtype if like is not None else DType.F32
+            return self.constant(TensorType(dtype, ()), np.asarray(x, dtype=dtype.numpy))
+        raise VerifyError(f"expected an IR value or a Python scalar, got {type(x).__name__}")
+
+    def _pair(self, op: str, a: Operand, b: Operand) -> tuple[Value, Value]:
+        like = a if isinstance(a, Value) else b if isinstance(b, Value) else None
+        va, vb = self._value(a, like), self._value(b, like)
+        shape = broadcast_shapes(op, va.type.shape, vb.type.shape)
+        return self.broadcast_to(va, shape), self.broadcast_to(vb, shape)
+
+    def _binary(self, op: str, a: Operand, b: Operand) -> Value:
+        va, vb = self._pair(op, a, b)
+        return self._one(op, [va, vb])
+
+    # ---------------------------------------------------------------- tensor
+    def constant(self, type: TensorType | None, value: Any) -> Value:
+        """A literal tensor; ``value`` is converted to ``type`` (dtype and shape)."""
+        arr = np.asarray(value)
+        if type is not None:
+            try:
+                arr = np.broadcast_to(arr.astype(type.dtype.numpy), type.shape)
+            except ValueError:
+                raise VerifyError(
+                    f"'tensor.constant' op: value of shape {list(arr.shape)} does not fit {type}",
+                    op="tensor.constant",
+                ) from None
+        arr = np.array(arr, copy=True, order="C")
+        return self._one("tensor.constant", [], value=arr)
+
+    def broadcast_to(self, x: Value, shape: Sequence[int]) -> Value:
+        if tuple(shape) == x.type.shape:
+            return x
+        return self._one("tensor.broadcast_to", [x], shape=tuple(shape))
+
+    def reshape(self, x: Value, shape: Sequence[int]) -> Value:
+        return self._one("tensor.reshape", [x], shape=tuple(shape))
+
+    def transpose(self, x: Value, perm: Sequence[int]) -> Value:
+        return self._one("tensor.transpose", [x], perm=tuple(perm))
+
+    def iota(self, type: TensorType, dim: int = 0) -> Value:
+        return self._one("tensor.iota", [], shape=type.shape, dim=dim, dtype=type.dtype)
+
+    def cast(self, x: Value, dtype: str | DType) -> Value:
+        return self._one("arith.cast", [x], dtype=DType.parse(dtype))
+
+    def select(self, cond: Value, a: Operand, b: Operand) -> Value:
+        va, vb = self._pair("arith.select", a, b)
+        shape = broadcast_shapes("arith.select", cond.type.shape, va.type.shape)
+        c = self.broadcast_to(cond, shape)
+        return self._one("arith.select", [c, self.broadcast_to(va, shape), self.broadcast_to(vb, shape)])
+
+    # ---------------------------------------------------------------- reductions
+    def _reduce(self, kind: str, x: Value, axes: Sequence[int] | int | None, keepdims: bool) -> Value:
+        if axes is None:
+            axes = tuple(range(x.type.rank))
+        elif isinstance(axes, int):
+            axes = (axes,)
+        return self._one(f"reduce.{kind}", [x], axes=tuple(axes), keepdims=bool(keepdims))
+
+    def reduce_sum(self, x: Value, axes=None, keepdims: bool = False) -> Value:
+        """Sum over ``axes`` (default: all)."""
+        return self._reduce("sum", x, axes, keepdims)
+
+    def reduce_max(self, x: Value, axes=None, keepdims: bool = False) -> Value:
+        return self._reduce("max", x, axes, keepdims)
+
+    def reduce_min(self, x: Value, axes=None, keepdims: bool = False) -> Value:
+        return self._reduce("min", x, axes, keepdims)
+
+    def reduce_mean(self, x: Value, axes=None, keepdims: bool = False) -> Value:
+        return self._reduce("mean", x, axes, keepdims)
+
+    # ---------------------------------------------------------------- linalg / nn
+    def dot_general(
+        self,
+        lhs: Value,
+        rhs: Value,
+        lhs_contracting: Sequence[int] = (),
+        rhs_contracting: Sequence[int] = (),
+        lhs_batch: Sequence[int] = (),
+        rhs_batch: Sequence[int] = (),
+    ) -> Value:
+        """XLA DotGeneral; result = batch dims, lhs free dims, rhs free dims."""
+        return self._one(
+            "linalg.dot_general", [lhs, rhs],
+            lhs_contracting=tuple(lhs_contracting), rhs_contracting=tuple(rhs_contracting),
+            lhs_batch=tuple(lhs_batch), rhs_batch=tuple(rhs_batch),
+        )
+
+    def matmul(self, lhs: Value, rhs: Value) -> Value:
+        """``lhs @ rhs`` for rank-2 operands (or batched rank-3 with equal batch)."""
+        r = lhs.type.rank
+        if r == 3:
+            return self.dot_general(lhs, rhs, [2], [1], [0], [0])
+        return self.dot_general(lhs, rhs, [r - 1], [0])
+
+    def einsum(self, operands: Sequence[Value], out_type: TensorType | None, spec: str) -> Value:
+        """numpy einsum; ``out_type`` (optional) is checked against the inferred type."""
+        v = self._one("linalg.einsum", list(operands), spec=spec)
+        if out_type is not None and out_type != v.type:
+            raise VerifyError(
+                f"'linalg.einsum' op: spec {spec!r} gives {v.type}, declared {out_type}",
+                op="linalg.einsum",
+            )
+        return v
+
+    def softmax(self, x: Value, axis: int = -1) -> Value:
+        return self._one("nn.softmax", [x], axis=axis)
+
+    def relu(self, x: Value) -> Value:
+        return self._one("nn.relu", [x])
+
+    def gelu(self, x: Value) -> Value:
+        return self._one("nn.gelu", [x])
+
+    # ---------------------------------------------------------------- finishing
+    def return_(self, *values: Value) -> None:
+        """End the function with ``func.return``; checks declared result types."""
+        if self._declared is not None:
+            got = [v.type for v in values]
+            if got != self._declared:
+                raise VerifyError(
+                    f"@{self.function.name}: return types {[str(t) for t in got]} do not match "
+                    f"declared results {[str(t) for t in self._declared]}"
+                )
+        self.function.result_types = [v.type for v in values]
+        self.emit("func.return", list(values))
+        self._done = True
+
+    def finish(self) -> Function:
+        """Close the function (it must have returned)."""
+        if not self._done:
+            raise VerifyError(f"@{self.function.name}: call return_() before finish()")
+        self._owner._close(self)
+        return self.function
+
+
+def _install_elementwise() -> None:
+    for name in ("add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor"):
+        def binary(self, a: Operand, b: Operand, _n=f"arith.{name}") -> Value:
+            return self._binary(_n, a, b)
+        binary.__doc__ = f"Elementwise ``{name}`` with numpy broadcasting."
+        setattr(FunctionBuilder, name if name not in ("and", "or") else f"{name}_", binary)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        def compare(self, a: Operand, b: Operand, _n=f"arith.{name}") -> Value:
+            return self._binary(_n, a, b)
+        compare.__doc__ = f"Elementwise ``{name}`` comparison; result dtype bool."
+        setattr(FunctionBuilder, name, compare)
+    unary = {"neg": "arith.neg", "abs": "arith.abs", "not_": "arith.not"}
+    unary.update({n: f"math.{n}" for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos",
+                                           "sigmoid")})
+    for meth, opname in unary.items():
+        def un(self, x: Value, _n=opname) -> Value:
+            return self._one(_n, [x])
+        un.__doc__ = f"Elementwise ``{opname}``."
+        setattr(FunctionBuilder, meth, un)
+
+
+_install_elementwise()
