@@ -127,4 +127,4 @@ def _ensure_loaded() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from accy.ir.ops import arith, func, linalg, math, nn, reduce, tensor  # noqa: F401
+        from accy.ir.ops import arith, dispatch, func, linalg, math, nn, reduce, tensor  # noqa: F401,E501

@@ -79,7 +79,8 @@ def _iota_ref(xs, attrs):
 
 
 register_op(OpDef("tensor.constant", 0, _constant_infer, lambda xs, a: [a["value"].copy()],
-                  attrs={"value": "dense"}, traits=frozenset({"pure", "constant"}),
+                  attrs={"value": "dense"}, optional_attrs={"slot": ("int", -1)},
+                  traits=frozenset({"pure", "constant"}),
                   summary="a literal tensor"))
 register_op(OpDef("tensor.broadcast_to", 1, _broadcast_infer,
                   lambda xs, a: [np.broadcast_to(xs[0], tuple(a["shape"])).copy()],

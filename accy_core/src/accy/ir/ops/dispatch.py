@@ -1,0 +1,36 @@
+"""``dispatch`` ops: work items formed by the dispatch stage.
+
+A ``dispatch.region`` is isolated from above: its block arguments stand for its operands,
+and ``dispatch.yield`` ends the block with the values the region produces. Later stages
+annotate regions with their buffer slots (memory stage) and their kernel, work-group size
+and work-group count (kernel stage)::
+
+    %2 = dispatch.region %arg0, %arg1 {kind = "map"} : (f32[4], f32[4]) -> f32[4] {
+    ^(%arg2: f32[4], %arg3: f32[4]):
+      %3 = arith.add %arg2, %arg3 : (f32[4], f32[4]) -> f32[4]
+      dispatch.yield %3 : (f32[4]) -> ()
+    }
+"""
+
+from __future__ import annotations
+
+from accy.ir.ops.registry import OpDef, register_op
+
+register_op(OpDef(
+    "dispatch.region", None, lambda types, attrs: [], None,
+    optional_attrs={
+        "kind": ("str", "map"),
+        "in_slots": ("ints", ()),
+        "out_slots": ("ints", ()),
+        "in_place": ("ints", ()),
+        "kernel": ("str", ""),
+        "workgroup_size": ("int", 0),
+        "groups": ("int", 0),
+    },
+    traits=frozenset({"region"}),
+    summary="a fused work item (map over an output shape, or a reduction)",
+))
+register_op(OpDef("dispatch.yield", None, lambda types, attrs: [], None,
+                  traits=frozenset({"terminator"}), summary="values produced by a region"))
+
+__all__: list[str] = []
