@@ -20,6 +20,7 @@ operand's dtype. There is no implicit dtype promotion: cast first.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -44,7 +45,7 @@ def user_location() -> str | None:
     f = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
-        if not os.path.abspath(fn).startswith(_ACCY_DIR):
+        if not os.path.abspath(fn).startswith(_ACCY_DIR + os.sep):
             return f"{os.path.basename(fn)}:{f.f_lineno}"
         f = f.f_back
     return None
@@ -65,6 +66,36 @@ def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[i
     return tuple(out)
 
 
+def _located(check, op: str, *args: Any) -> Any:
+    """Run ``check(op, *args)``; add the user's ``file:line`` to a VerifyError it raises."""
+    try:
+        return check(op, *args)
+    except VerifyError as e:
+        loc = user_location()
+        if loc is None:
+            raise
+        raise VerifyError(f"{e.message} (at {loc})", op=op, position=loc) from None
+
+
+def _scalar(x: bool | float | np.generic, dtype: DType, op: str | None) -> np.ndarray:
+    """``x`` as a 0-d array of ``dtype``; VerifyError if that would change its value."""
+    with np.errstate(all="ignore"):
+        try:
+            arr = np.asarray(x, dtype=dtype.numpy)
+        except (OverflowError, ValueError):
+            arr = None
+    exact = arr is not None and (dtype.is_float or bool(arr == x))
+    if not exact or (dtype.is_bool and not isinstance(x, (bool, np.bool_))):
+        loc = user_location()
+        raise VerifyError(
+            (f"'{op}' op: " if op else "")
+            + f"scalar {x!r} is not a {dtype} value; pass a tensor or cast the other operand"
+            + (f" (at {loc})" if loc else ""),
+            op=op, position=loc,
+        )
+    return arr
+
+
 class Builder:
     """Build a :class:`Module`; one :class:`FunctionBuilder` per function."""
 
@@ -83,6 +114,10 @@ class Builder:
         """Start function ``name``; ``results`` (optional) is checked by ``return_``."""
         if self._open is not None:
             raise VerifyError(f"function @{self._open.function.name} is still open; call finish()")
+        if not re.fullmatch(r"[A-Za-z0-9_.$]+", name):
+            raise VerifyError(
+                f"function name {name!r} cannot be printed; use letters, digits, '_', '.' or '$'"
+            )
         if any(f.name == name for f in self._module.functions):
             raise VerifyError(f"function @{name} is defined twice")
         fb = FunctionBuilder(self, name, list(params), None if results is None else list(results))
@@ -145,18 +180,18 @@ class FunctionBuilder:
     def _one(self, name: str, operands: Sequence[Value], **attrs: Any) -> Value:
         return self.emit(name, operands, attrs)[0]
 
-    def _value(self, x: Operand, like: Value | None) -> Value:
+    def _value(self, x: Operand, like: Value | None, op: str | None = None) -> Value:
         if isinstance(x, Value):
             return x
         if isinstance(x, (bool, int, float, np.generic)):
             dtype = like.type.dtype if like is not None else DType.F32
-            return self.constant(TensorType(dtype, ()), np.asarray(x, dtype=dtype.numpy))
+            return self.constant(TensorType(dtype, ()), _scalar(x, dtype, op))
         raise VerifyError(f"expected an IR value or a Python scalar, got {type(x).__name__}")
 
     def _pair(self, op: str, a: Operand, b: Operand) -> tuple[Value, Value]:
         like = a if isinstance(a, Value) else b if isinstance(b, Value) else None
-        va, vb = self._value(a, like), self._value(b, like)
-        shape = broadcast_shapes(op, va.type.shape, vb.type.shape)
+        va, vb = self._value(a, like, op), self._value(b, like, op)
+        shape = _located(broadcast_shapes, op, va.type.shape, vb.type.shape)
         return self.broadcast_to(va, shape), self.broadcast_to(vb, shape)
 
     def _binary(self, op: str, a: Operand, b: Operand) -> Value:
@@ -197,7 +232,7 @@ class FunctionBuilder:
 
     def select(self, cond: Value, a: Operand, b: Operand) -> Value:
         va, vb = self._pair("arith.select", a, b)
-        shape = broadcast_shapes("arith.select", cond.type.shape, va.type.shape)
+        shape = _located(broadcast_shapes, "arith.select", cond.type.shape, va.type.shape)
         c = self.broadcast_to(cond, shape)
         return self._one("arith.select", [c, self.broadcast_to(va, shape), self.broadcast_to(vb, shape)])
 

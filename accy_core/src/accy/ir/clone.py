@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from accy.ir.core import Block, Function, Module, Operation, Region, Value
 
-__all__ = ["clone_module", "clone_block_into"]
+__all__ = ["clone_block_into", "clone_module"]
 
 
 def clone_block_into(src: Block, dst: Block, mapping: dict[Value, Value]) -> None:
@@ -21,7 +23,7 @@ def clone_block_into(src: Block, dst: Block, mapping: dict[Value, Value]) -> Non
             op.name,
             [mapping.get(v, v) for v in op.operands],
             [r.type for r in op.results],
-            dict(op.attrs),
+            {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in op.attrs.items()},
             regions,
             op.location,
         )

@@ -15,7 +15,7 @@ from typing import Any
 from accy.errors import InternalError
 from accy.ir.types import TensorType
 
-__all__ = ["Value", "Operation", "Block", "Region", "Function", "Module"]
+__all__ = ["Block", "Function", "Module", "Operation", "Region", "Value"]
 
 
 class Value:
@@ -28,7 +28,7 @@ class Value:
         uses: ``(op, operand_index)`` pairs that read this value.
     """
 
-    __slots__ = ("type", "owner", "index", "uses", "name_hint")
+    __slots__ = ("index", "name_hint", "owner", "type", "uses")
 
     def __init__(self, type: TensorType, owner: Operation | Block, index: int) -> None:
         self.type = type
@@ -76,7 +76,7 @@ class Operation:
         location: the user's ``file:line`` that created the op, when known.
     """
 
-    __slots__ = ("name", "operands", "results", "attrs", "regions", "parent", "location")
+    __slots__ = ("attrs", "location", "name", "operands", "parent", "regions", "results")
 
     def __init__(
         self,
@@ -198,7 +198,7 @@ class Region:
 class Function:
     """A named function: parameters are the body's block arguments, ``func.return`` ends it."""
 
-    __slots__ = ("name", "body", "result_types", "attrs")
+    __slots__ = ("attrs", "body", "name", "result_types")
 
     def __init__(
         self,

@@ -36,7 +36,7 @@ class DType(str, Enum):
         if isinstance(name, str) and name in _BY_NAME:
             return _BY_NAME[name]
         try:
-            npd = np.dtype(name)
+            npd = None if name is None else np.dtype(name)  # np.dtype(None) would be float64
         except TypeError:
             npd = None
         if npd is not None and npd in _BY_NUMPY:

@@ -35,7 +35,7 @@ _TOKEN = re.compile(
 
 
 class _Tok:
-    __slots__ = ("kind", "text", "line", "col")
+    __slots__ = ("col", "kind", "line", "text")
 
     def __init__(self, kind: str, text: str, line: int, col: int) -> None:
         self.kind, self.text, self.line, self.col = kind, text, line, col
@@ -263,6 +263,9 @@ class _Parser:
         items = v[1]
         if len(items) != t.num_elements:
             raise self.error(f"dense literal has {len(items)} elements, {t} needs {t.num_elements}", tok)
+        for x in items:
+            if not _literal_fits(x, t.dtype):
+                raise self.error(f"dense literal element {x!r} is not a valid {t.dtype} value", tok)
         return np.asarray(items, dtype=t.dtype.numpy).reshape(t.shape)
 
     def parse_region(self) -> Region:
@@ -325,6 +328,18 @@ class _Parser:
         if self.peek().kind != "eof":
             raise self.error(f"expected 'func' or end of input, got '{self.peek().text}'")
         return module
+
+
+def _literal_fits(x: Any, dtype: DType) -> bool:
+    """Whether literal ``x`` (bool, int or float) is exactly a value of ``dtype``."""
+    if dtype.is_bool:
+        return isinstance(x, bool)
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    if dtype.is_float:
+        return True
+    info = np.iinfo(dtype.numpy)
+    return isinstance(x, int) and info.min <= x <= info.max
 
 
 def parse_module(text: str, verify: bool = True) -> Module:

@@ -26,17 +26,18 @@ from accy.ir.core import Block, Function, Module, Operation, Value
 from accy.ir.dtypes import DType
 from accy.ir.types import TensorType
 
-__all__ = ["print_module", "format_attr", "HEX_THRESHOLD"]
+__all__ = ["HEX_THRESHOLD", "format_attr", "print_module"]
 
 HEX_THRESHOLD = 64
 
 
-def _float(x: float) -> str:
+def _float(x: float, f32: bool = False) -> str:
     if np.isnan(x):
         return "nan"
     if np.isinf(x):
         return "inf" if x > 0 else "-inf"
-    r = repr(float(x))
+    # Shortest text that reads back to the same value (float32's own shortest for f32).
+    r = str(np.float32(x)) if f32 else repr(float(x))
     return r if ("." in r or "e" in r) else r + ".0"
 
 
@@ -46,7 +47,7 @@ def _dense(arr: np.ndarray) -> str:
         return f'dense<"0x{data.tobytes().hex()}">'
     flat = arr.reshape(-1)
     if arr.dtype.kind == "f":
-        items = [_float(float(x)) for x in flat]
+        items = [_float(float(x), arr.dtype == np.float32) for x in flat]
     elif arr.dtype.kind == "b":
         items = ["true" if x else "false" for x in flat]
     else:
@@ -56,7 +57,7 @@ def _dense(arr: np.ndarray) -> str:
 
 def format_attr(value: object) -> str:
     """Text of one attribute value."""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, DType):
         return value.value

@@ -91,7 +91,7 @@ def verify_function(fn: Function) -> None:
         raise VerifyError(
             f"'func.return' op in @{fn.name}: returns {[str(t) for t in got]}, "
             f"function declares {[str(t) for t in fn.result_types]}",
-            op="func.return",
+            op="func.return", position=_where(fn, f"#{len(fn.body.ops) - 1}", term),
         )
 
 

@@ -27,6 +27,8 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    if x.size == 0:  # np.max has no identity; the result is empty too
+        return x.copy()
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 

@@ -11,6 +11,8 @@ axis of extent 0 are rejected by the verifier (numpy raises there too); ``sum`` 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from accy.ir.ops.common import FLOATS, NUMERIC, fail, normalize_axes, require_dtype
@@ -38,7 +40,8 @@ def _def(kind: str, fn, allowed) -> OpDef:
     def ref(xs, attrs):
         x = xs[0]
         axes = normalize_axes(full, attrs["axes"], x.ndim)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # mean of an empty axis is NaN
             r = fn(x, axis=axes, keepdims=bool(attrs["keepdims"]))
         return [np.asarray(r).astype(x.dtype)]
 

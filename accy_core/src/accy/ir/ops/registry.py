@@ -16,7 +16,7 @@ import numpy as np
 from accy.errors import VerifyError, known_names
 from accy.ir.types import TensorType
 
-__all__ = ["OpDef", "register_op", "get_op_def", "op_names", "ATTR_KINDS"]
+__all__ = ["ATTR_KINDS", "OpDef", "get_op_def", "op_names", "register_op"]
 
 #: Attribute kinds understood by the printer and parser.
 ATTR_KINDS = ("int", "float", "bool", "str", "ints", "type", "dense", "dtype")
@@ -50,6 +50,16 @@ class OpDef:
     traits: frozenset[str] = frozenset({"pure"})
     summary: str = ""
 
+    def __post_init__(self) -> None:
+        # Callers pass an op's attrs as written; fill in optional defaults for the reference.
+        if self.reference is not None and self.optional_attrs:
+            ref = self.reference
+
+            def reference_with_defaults(xs, attrs, _ref=ref):
+                return _ref(xs, self.full_attrs(dict(attrs)))
+
+            object.__setattr__(self, "reference", reference_with_defaults)
+
     def has(self, trait: str) -> bool:
         return trait in self.traits
 
@@ -78,17 +88,57 @@ class OpDef:
                 f"'{self.name}' op: expected {self.num_operands} operands, got {len(operand_types)}",
                 op=self.name,
             )
-        for a in self.attrs:
-            if a not in attrs:
-                raise VerifyError(f"'{self.name}' op: missing attribute '{a}'", op=self.name)
-        for a in attrs:
+        for a, value in attrs.items():  # unknown first: a misspelt name is also a missing one
             if self.attr_kind(a) is None:
                 raise VerifyError(
                     f"'{self.name}' op: unknown attribute '{a}'; "
                     + known_names([*self.attrs, *self.optional_attrs]),
                     op=self.name,
                 )
-        return self.infer(list(operand_types), self.full_attrs(attrs))
+            _check_attr_kind(self.name, a, self.attr_kind(a) or "", value)
+        for a in self.attrs:
+            if a not in attrs:
+                raise VerifyError(f"'{self.name}' op: missing attribute '{a}'", op=self.name)
+        try:
+            return self.infer(list(operand_types), self.full_attrs(attrs))
+        except VerifyError as e:
+            if e.message.startswith(f"'{self.name}' op"):
+                raise
+            raise VerifyError(f"'{self.name}' op: {e.message}", op=self.name) from None
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _kind_ok(kind: str, v: Any) -> bool:
+    from accy.ir.dtypes import DType
+
+    if kind == "int":
+        return _is_int(v)
+    if kind == "float":
+        return _is_int(v) or isinstance(v, (float, np.floating))
+    if kind == "bool":
+        return isinstance(v, (bool, np.bool_))
+    if kind == "str":
+        return isinstance(v, str)
+    if kind == "ints":
+        return isinstance(v, (tuple, list)) and all(_is_int(x) for x in v)
+    if kind == "type":
+        return isinstance(v, TensorType)
+    if kind == "dense":
+        return isinstance(v, np.ndarray)
+    if kind == "dtype":  # printed by name, so a DType or its text ("f32"), nothing else
+        return isinstance(v, str) and v in {d.value for d in DType}
+    return True
+
+
+def _check_attr_kind(op: str, name: str, kind: str, v: Any) -> None:
+    """Raise VerifyError if attribute ``name`` of ``op`` is not of its declared kind."""
+    if not _kind_ok(kind, v):
+        raise VerifyError(
+            f"'{op}' op: attribute '{name}' must be of kind {kind}, got {v!r}", op=op
+        )
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -127,4 +177,4 @@ def _ensure_loaded() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from accy.ir.ops import arith, dispatch, func, linalg, math, nn, reduce, tensor  # noqa: F401,E501
+        from accy.ir.ops import arith, dispatch, func, linalg, math, nn, reduce, tensor  # noqa: F401

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from accy.ir.dtypes import DType
-from accy.ir.ops.common import fail, normalize_axis
+from accy.ir.ops.common import NUMERIC, fail, normalize_axis, require_dtype
 from accy.ir.ops.registry import OpDef, register_op
 from accy.ir.types import TensorType
 
@@ -65,7 +65,9 @@ def _transpose_infer(types, attrs):
 def _iota_infer(types, attrs):
     shape = tuple(attrs["shape"])
     normalize_axis("tensor.iota", attrs["dim"], len(shape))
-    return [TensorType(DType.parse(attrs["dtype"]), shape)]
+    dtype = DType.parse(attrs["dtype"])
+    require_dtype("tensor.iota", TensorType(dtype, ()), NUMERIC, "result")
+    return [TensorType(dtype, shape)]
 
 
 def _iota_ref(xs, attrs):
