@@ -1,0 +1,53 @@
+"""``accy compile PROGRAM.accy --backend B [--target T] --emit FORMAT -o DIR``.
+
+Writes one file per kernel: ``DIR/<kernel>.<ext>``. Formats come from the backend
+(``llvm``, ``asm``, ``obj`` on the CPU; ``ptx`` on CUDA; ``spirv`` on Vulkan).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from accy.cli.run import load_program
+
+__all__ = ["register"]
+
+_EXT = {"llvm": "ll", "asm": "s", "obj": "o", "ptx": "ptx", "spirv": "spv"}
+
+
+def _compile(args: argparse.Namespace) -> int:
+    from accy.errors import UnsupportedError
+    from accy.passes import PassContext, run_stages
+    from accy.plugins import open_backend
+
+    be = open_backend(args.backend)
+    caps = be.capabilities()
+    if args.emit not in caps.artifact_formats:
+        raise UnsupportedError(
+            f"backend '{args.backend}' cannot emit {args.emit!r}; "
+            f"it emits: {', '.join(caps.artifact_formats)}",
+            feature=args.emit, backend=args.backend,
+        )
+    module = load_program(args.program)
+    products = run_stages(module, PassContext(target_profile=be.target_profile(), backend=args.backend))
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, kernel in sorted(products[-1].module.attrs.get("kernels", {}).items()):
+        extra = {"target": args.target} if args.target else {}
+        data = be.emit(kernel, args.emit, **extra)
+        path = out / f"{name}.{_EXT.get(args.emit, args.emit)}"
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        print(path)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("compile", help="write each kernel's artifact ahead of time",
+                              description="Compile PROGRAM.accy and write one artifact per kernel.")
+    p.add_argument("program")
+    p.add_argument("--backend", "-b", default="cpu")
+    p.add_argument("--target", "-t", default=None, help="target override (e.g. sm_90 for cuda)")
+    p.add_argument("--emit", "-e", default="llvm", help="artifact format (llvm, asm, obj, ptx, spirv)")
+    p.add_argument("--output", "-o", required=True, help="output directory")
+    p.set_defaults(func=_compile)

@@ -1,0 +1,123 @@
+"""Assign every tensor that lives in memory to a buffer slot.
+
+Slots are numbered per function and recorded as attributes, so the plan prints with the
+IR and survives cloning:
+
+- function ``slot_bytes`` (size of each slot in bytes), ``param_slots``, ``result_slots``;
+- ``dispatch.region``: ``in_slots``, ``out_slots`` and ``in_place`` (indices of inputs whose
+  slot the output reuses);
+- ``tensor.constant``: ``slot``.
+
+Parameters, constants and results get slots of their own (results are fresh arrays on every
+call). Temporaries are reused once their last reader has run (lifetime-based reuse, best
+fit by size). A ``map`` region whose input dies at that region, has the output's size and is
+read only at the output's own index (through elementwise ops, no index maps) writes its
+output in place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from accy.ir import Module, Operation, Value
+from accy.ir.core import Function
+from accy.passes.base import Pass, PassContext
+
+__all__ = ["BufferizePass", "plan_function"]
+
+
+def _last_uses(fn: Function) -> dict[Value, int]:
+    last: dict[Value, int] = {}
+    for i, op in enumerate(fn.body.ops):
+        for v in op.operands:
+            last[v] = i
+    return last
+
+
+def _identity_read(region: Operation, k: int) -> bool:
+    arg = region.regions[0].block.args[k]
+    return all(u.op_def.has("elementwise") for u in arg.users)
+
+
+class _Slots:
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+        self.free: list[int] = []
+
+    def new(self, nbytes: int) -> int:
+        self.sizes.append(nbytes)
+        return len(self.sizes) - 1
+
+    def take_temp(self, nbytes: int) -> int:
+        fits = [s for s in self.free if self.sizes[s] >= nbytes]
+        if not fits:
+            return self.new(nbytes)
+        best = min(fits, key=lambda s: self.sizes[s])
+        self.free.remove(best)
+        return best
+
+
+def plan_function(fn: Function, reuse: bool = True, in_place: bool = True) -> None:
+    """Annotate ``fn`` with its slot plan (see module docstring)."""
+    slots = _Slots()
+    slot_of: dict[Value, int] = {}
+    for p in fn.params:
+        slot_of[p] = slots.new(p.type.nbytes)
+    returned = fn.returns
+    for v in dict.fromkeys(returned):
+        op = v.defining_op
+        if op is not None and op.name == "dispatch.region":
+            slot_of[v] = slots.new(v.type.nbytes)
+    last = _last_uses(fn)
+    for i, op in enumerate(fn.body.ops):
+        if op.name == "tensor.constant":
+            slot_of[op.results[0]] = slots.new(op.results[0].type.nbytes)
+            op.attrs["slot"] = slot_of[op.results[0]]
+        elif op.name == "dispatch.region":
+            _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place)
+    fn.attrs["slot_bytes"] = tuple(slots.sizes)
+    fn.attrs["param_slots"] = tuple(slot_of[p] for p in fn.params)
+    fn.attrs["result_slots"] = tuple(slot_of[v] for v in returned)
+
+
+def _is_temp(v: Value, returned: list[Value]) -> bool:
+    op = v.defining_op
+    return op is not None and op.name == "dispatch.region" and v not in returned
+
+
+def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place) -> None:
+    out = op.results[0]
+    op.attrs["in_slots"] = tuple(slot_of[v] for v in op.operands)
+    dying = [v for v in dict.fromkeys(op.operands) if last.get(v) == i and _is_temp(v, returned)]
+    chosen: tuple[int, ...] = ()
+    if out not in slot_of:
+        if in_place and op.attrs.get("kind") == "map":
+            for k, v in enumerate(op.operands):
+                if v in dying and slots.sizes[slot_of[v]] == out.type.nbytes and _identity_read(op, k):
+                    slot_of[out] = slot_of[v]
+                    dying.remove(v)
+                    chosen = tuple(j for j, w in enumerate(op.operands) if w is v)
+                    break
+        if out not in slot_of:
+            slot_of[out] = slots.take_temp(out.type.nbytes) if reuse else slots.new(out.type.nbytes)
+    op.attrs["out_slots"] = (slot_of[out],)
+    op.attrs["in_place"] = chosen
+    if reuse:
+        for v in dying:
+            slots.free.append(slot_of[v])
+
+
+@dataclass(frozen=True)
+class BufferizePass(Pass):
+    """Plan buffer slots with lifetime-based reuse and in-place updates."""
+
+    name: ClassVar[str] = "bufferize"
+    summary: ClassVar[str] = "assign tensors to buffer slots (reuse by lifetime, in-place)"
+    reuse: bool = field(default=True)
+    in_place: bool = field(default=True)
+
+    def run(self, module: Module, ctx: PassContext) -> bool:
+        for fn in module.functions:
+            plan_function(fn, self.reuse, self.in_place)
+        return True

@@ -1,0 +1,135 @@
+"""Form work items: wrap every computed value that must live in memory in a
+``dispatch.region`` holding the ops that compute it.
+
+A value is *materialized* (written to a buffer) when it is returned, is the result of a
+reduction or ``dot_general``, is used more than once and is not cheap to recompute, or is
+an operand of ``dot_general`` computed by arithmetic (contraction prologues only take index
+maps). Everything else is fused into its consumers: elementwise chains, broadcasts,
+transposes, reshapes, iota and scalar constants become expressions inside one kernel, and
+elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
+constants, iota) used several times are duplicated into each consumer.
+
+Region kinds: ``map`` (one output element per work-item over the result shape) and
+``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from accy.ir import Module, Operation, Value
+from accy.ir.clone import clone_block_into
+from accy.ir.core import Block, Function, Region
+from accy.passes.base import Pass, PassContext
+
+__all__ = ["FusionPass", "INDEX_OPS", "ROOT_OPS"]
+
+INDEX_OPS = frozenset({"tensor.broadcast_to", "tensor.reshape", "tensor.transpose", "tensor.iota"})
+ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})
+
+
+def _is_scalar_constant(op: Operation | None) -> bool:
+    return op is not None and op.name == "tensor.constant" and op.results[0].type.num_elements <= 1
+
+
+def _is_cheap(op: Operation | None) -> bool:
+    """Cheap to recompute per use: index maps, iota and scalar constants."""
+    return op is not None and (op.name in INDEX_OPS or _is_scalar_constant(op))
+
+
+def _is_input(v: Value) -> bool:
+    """Values that already live in memory: params, non-scalar constants, region results."""
+    op = v.defining_op
+    if op is None:
+        return True
+    if op.name == "dispatch.region":
+        return True
+    return op.name == "tensor.constant" and not _is_scalar_constant(op)
+
+
+def _materialized(fn: Function) -> set[Value]:
+    mat: set[Value] = set(fn.returns)
+    for op in fn.body.ops:
+        if op.name in ROOT_OPS:
+            mat.update(op.results)
+    changed = True
+    while changed:
+        changed = False
+        for op in fn.body.ops:
+            if op.name in ROOT_OPS or op.name in ("tensor.constant", "func.return"):
+                continue
+            for v in op.results:
+                if v in mat:
+                    continue
+                users = v.users
+                if (len(users) > 1 and not _is_cheap(op)) or (
+                    not _is_cheap(op) and any(u.name == "linalg.dot_general" for u in users)
+                ):
+                    mat.add(v)
+                    changed = True
+    return mat
+
+
+def _collect(v: Value, mat: set[Value], members: set[Operation], inputs: list[Value]) -> None:
+    """Gather the ops computing ``v`` inside one region, and the region's inputs."""
+    op = v.defining_op
+    if op is None or op in members:
+        if op is None and v not in inputs:
+            inputs.append(v)
+        return
+    members.add(op)
+    for x in op.operands:
+        xop = x.defining_op
+        if _is_input(x) or (x in mat and not _is_cheap(xop)):
+            if x not in inputs:
+                inputs.append(x)
+        else:
+            _collect(x, mat, members, inputs)
+
+
+def _build_region(fn: Function, v: Value, mat: set[Value]) -> Operation:
+    members: set[Operation] = set()
+    inputs: list[Value] = []
+    _collect(v, mat, members, inputs)
+    root = v.defining_op
+    kind = "reduce" if root is not None and root.name in ROOT_OPS else "map"
+    src = Block()
+    src.ops = [op for op in fn.body.ops if op in members]
+    block = Block([x.type for x in inputs])
+    mapping = dict(zip(inputs, block.args, strict=True))
+    clone_block_into(src, block, mapping)
+    block.append(Operation("dispatch.yield", [mapping[v]], []))
+    region_op = Operation("dispatch.region", inputs, [v.type], {"kind": kind}, [Region(block)],
+                          location=root.location if root else None)
+    fn.body.insert_before(root, region_op)
+    v.replace_all_uses_with(region_op.results[0])
+    return region_op
+
+
+def fuse_function(fn: Function) -> int:
+    """Fuse one function in place; return the number of regions formed."""
+    mat = _materialized(fn)
+    count = 0
+    for op in list(fn.body.ops):
+        if op.name in ("tensor.constant", "func.return", "dispatch.region"):
+            continue
+        for v in op.results:
+            if v in mat and not _is_input(v):
+                _build_region(fn, v, mat)
+                count += 1
+    for op in reversed(list(fn.body.ops)):
+        if op.name not in ("func.return", "dispatch.region") and all(not r.uses for r in op.results):
+            op.erase()
+    return count
+
+
+@dataclass(frozen=True)
+class FusionPass(Pass):
+    """Fuse elementwise chains, index maps and reduction prologues into dispatch regions."""
+
+    name: ClassVar[str] = "fusion"
+    summary: ClassVar[str] = "form dispatch.region work items (elementwise + reduction prologues)"
+
+    def run(self, module: Module, ctx: PassContext) -> bool:
+        return sum(fuse_function(fn) for fn in module.functions) > 0

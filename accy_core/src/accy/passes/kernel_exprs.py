@@ -1,0 +1,211 @@
+"""Index arithmetic and tensor-op → kernel-expression rules used by kernel outlining.
+
+An :class:`Index` names one element of a tensor of a given shape, either by its row-major
+linear position, by its per-axis components, or both; index maps (broadcast, transpose,
+reshape) turn the index of a result into the index of an operand without moving data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from accy.errors import UnsupportedError
+from accy.kernel import Binary, Cast, Const, Expr, Select, Unary
+
+__all__ = ["Index", "IDX", "elementwise_expr", "combine", "identity", "const_i"]
+
+#: dtype of index arithmetic inside kernels.
+IDX = "i32"
+MAX_ELEMS = 2**31 - 1
+
+
+def const_i(v: int) -> Expr:
+    return Const(int(v), IDX)
+
+
+def _bin(op: str, a: Expr, b: Expr) -> Expr:
+    dtype = "bool" if op in ("eq", "ne", "lt", "le", "gt", "ge") else a.dtype
+    return Binary(op, a, b, dtype)
+
+
+def _mul_i(a: Expr, k: int) -> Expr:
+    return a if k == 1 else _bin("mul", a, const_i(k))
+
+
+def _add_i(a: Expr | None, b: Expr) -> Expr:
+    if a is None:
+        return b
+    if isinstance(b, Const) and b.value == 0:
+        return a
+    return _bin("add", a, b)
+
+
+def check_size(n: int, what: str) -> None:
+    if n > MAX_ELEMS:
+        raise UnsupportedError(
+            f"{what}: {n} elements exceed the 2**31-1 elements one kernel indexes; split the tensor",
+            feature="large-tensor",
+        )
+
+
+class Index:
+    """An element of a tensor of ``shape``: linear position and/or per-axis components."""
+
+    __slots__ = ("shape", "_comps", "_linear")
+
+    def __init__(self, shape: Sequence[int], comps: Sequence[Expr] | None = None,
+                 linear: Expr | None = None) -> None:
+        self.shape = tuple(shape)
+        self._comps = tuple(comps) if comps is not None else None
+        self._linear = linear
+
+    @property
+    def comps(self) -> tuple[Expr, ...]:
+        if self._comps is None:
+            lin, out, stride = self._linear, [], 1
+            strides = []
+            for s in reversed(self.shape):
+                strides.append(stride)
+                stride *= s
+            strides.reverse()
+            for k, (s, st) in enumerate(zip(self.shape, strides, strict=True)):
+                if s == 1:
+                    out.append(const_i(0))
+                    continue
+                e = lin if st == 1 else _bin("div", lin, const_i(st))
+                out.append(e if k == 0 else _bin("rem", e, const_i(s)))
+            self._comps = tuple(out)
+        return self._comps
+
+    @property
+    def linear(self) -> Expr:
+        if self._linear is None:
+            lin: Expr | None = None
+            stride = 1
+            for c, s in zip(reversed(self.comps), reversed(self.shape), strict=True):
+                if s != 1:
+                    lin = _add_i(lin, _mul_i(c, stride))
+                stride *= s
+            self._linear = lin if lin is not None else const_i(0)
+        return self._linear
+
+    def key(self) -> object:
+        return (self.shape, self._linear if self._linear is not None else self.comps)
+
+    def broadcast_from(self, src_shape: tuple[int, ...]) -> Index:
+        """Index into ``src_shape`` that numpy broadcasting maps to this element."""
+        if src_shape == self.shape:
+            return self
+        if math.prod(src_shape) == 1:
+            return Index(src_shape, linear=const_i(0))
+        lead = len(self.shape) - len(src_shape)
+        comps = [const_i(0) if s == 1 else self.comps[k + lead] for k, s in enumerate(src_shape)]
+        return Index(src_shape, comps=comps)
+
+    def transpose_from(self, src_shape: tuple[int, ...], perm: Sequence[int]) -> Index:
+        comps: list[Expr] = [const_i(0)] * len(src_shape)
+        for i, p in enumerate(perm):
+            comps[p] = self.comps[i]
+        return Index(src_shape, comps=comps)
+
+    def reshape_from(self, src_shape: tuple[int, ...]) -> Index:
+        return Index(src_shape, linear=self.linear)
+
+
+def _float_max(a: Expr, b: Expr, cmp: str) -> Expr:
+    """NaN-propagating max/min (numpy.maximum semantics)."""
+    pick_b = _bin("or", _bin(cmp, b, a), _bin("ne", b, b))
+    return Select(pick_b, b, a, a.dtype)
+
+
+def _int_div(a: Expr, b: Expr) -> Expr:
+    """Truncating division; x/0 = 0 and MIN/-1 wraps, and the hardware never sees either."""
+    zero = Const(0, a.dtype)
+    is_zero = _bin("eq", b, zero)
+    if a.dtype == "u32":
+        return Select(is_zero, zero, _bin("div", a, Select(is_zero, Const(1, a.dtype), b, a.dtype)),
+                      a.dtype)
+    minus_one = _bin("eq", b, Const(-1, a.dtype))
+    safe = Select(_bin("or", is_zero, minus_one), Const(1, a.dtype), b, a.dtype)
+    q = Select(minus_one, _bin("sub", zero, a), _bin("div", a, safe), a.dtype)
+    return Select(is_zero, zero, q, a.dtype)
+
+
+def _div(a: Expr, b: Expr) -> Expr:
+    return _bin("div", a, b) if a.dtype in ("f32", "f64") else _int_div(a, b)
+
+
+def _maxmin(cmp: str, iop: str) -> Callable[[Expr, Expr], Expr]:
+    def f(a: Expr, b: Expr) -> Expr:
+        return _float_max(a, b, cmp) if a.dtype in ("f32", "f64") else _bin(iop, a, b)
+    return f
+
+
+def _sigmoid(x: Expr) -> Expr:
+    one = Const(1.0, x.dtype)
+    return _bin("div", one, _bin("add", one, Unary("exp", Unary("neg", x, x.dtype), x.dtype)))
+
+
+def _neg(x: Expr) -> Expr:
+    return Unary("neg", x, x.dtype)
+
+
+_BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
+    "arith.add": lambda a, b: _bin("add", a, b),
+    "arith.sub": lambda a, b: _bin("sub", a, b),
+    "arith.mul": lambda a, b: _bin("mul", a, b),
+    "arith.div": _div,
+    "arith.max": _maxmin("gt", "max"),
+    "arith.min": _maxmin("lt", "min"),
+    "arith.pow": lambda a, b: _bin("pow", a, b),
+    "arith.and": lambda a, b: _bin("and", a, b),
+    "arith.or": lambda a, b: _bin("or", a, b),
+    "arith.xor": lambda a, b: _bin("xor", a, b),
+    **{f"arith.{c}": (lambda c: lambda a, b: _bin(c, a, b))(c)
+       for c in ("eq", "ne", "lt", "le", "gt", "ge")},
+}
+_UNARY: dict[str, Callable[[Expr], Expr]] = {
+    "arith.neg": _neg,
+    "arith.abs": lambda x: Unary("abs", x, x.dtype),
+    "arith.not": lambda x: Unary("not", x, x.dtype),
+    "math.sigmoid": _sigmoid,
+    **{f"math.{n}": (lambda n: lambda x: Unary(n, x, x.dtype))(n)
+       for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos")},
+}
+
+
+def elementwise_expr(op_name: str, args: Sequence[Expr], attrs: dict) -> Expr:
+    """Kernel expression of one elementwise tensor op applied to operand expressions."""
+    if op_name in _BINARY:
+        return _BINARY[op_name](args[0], args[1])
+    if op_name in _UNARY:
+        return _UNARY[op_name](args[0])
+    if op_name == "arith.select":
+        return Select(args[0], args[1], args[2], args[1].dtype)
+    if op_name == "arith.cast":
+        dtype = str(attrs["dtype"])
+        return args[0] if args[0].dtype == dtype else Cast(args[0], dtype)
+    raise UnsupportedError(f"'{op_name}' op cannot be fused into a kernel", feature=op_name)
+
+
+_INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "u32": (0, 2**32 - 1)}
+
+
+def identity(kind: str, dtype: str) -> Expr:
+    """Identity element of reduction ``kind`` (sum, max, min) for ``dtype``."""
+    if kind == "sum":
+        return Const(0.0 if dtype in ("f32", "f64") else 0, dtype)
+    if dtype in ("f32", "f64"):
+        return Const(float("-inf") if kind == "max" else float("inf"), dtype)
+    lo, hi = _INT_LIMITS[dtype]
+    return Const(lo if kind == "max" else hi, dtype)
+
+
+def combine(kind: str, acc: Expr, x: Expr) -> Expr:
+    """acc ⊕ x for reduction ``kind``; float max/min propagate NaN like numpy."""
+    if kind == "sum":
+        return _bin("add", acc, x)
+    if kind == "max":
+        return _maxmin("gt", "max")(acc, x)
+    return _maxmin("lt", "min")(acc, x)

@@ -1,0 +1,1 @@
+"""Profiling suite: workloads, suites, JSON-lines records."""

@@ -1,0 +1,33 @@
+"""Profiling-suite workloads as builder programs, one module each.
+
+Each module has ``build(elements, chain, seed=0) -> Workload`` (see
+:class:`accy.profiling.workloads.common.Workload`).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from accy.errors import InputError, known_names
+from accy.profiling.workloads.common import Workload
+
+__all__ = ["WORKLOADS", "build", "Workload"]
+
+WORKLOADS = (
+    "mlp_two_layer",
+    "residual_block",
+    "attention_softmax",
+    "transformer_block",
+)
+
+
+def build(name: str, elements: int, chain: int, seed: int = 0) -> Workload:
+    """Build workload ``name``.
+
+    Raises:
+        InputError: unknown workload (lists the known ones).
+    """
+    if name not in WORKLOADS:
+        raise InputError(f"unknown workload {name!r}; {known_names(WORKLOADS)}")
+    mod = importlib.import_module(f"accy.profiling.workloads.{name}")
+    return mod.build(elements, chain, seed)

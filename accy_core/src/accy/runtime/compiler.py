@@ -1,0 +1,113 @@
+"""compile → artifacts → load: the driver behind :func:`accy.compile`.
+
+Artifacts are cached in memory (per process) and on disk (``ArtifactCache`` under the
+user cache directory, keyed by backend, device fingerprint, kernel fingerprint and accy
+version); a corrupt disk entry is discarded and rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+from accy.errors import InputError
+from accy.ir import Module
+
+__all__ = ["compile", "compile_kernel", "artifact_key", "clear_memory_cache"]
+
+_MEMORY: dict[tuple, Any] = {}
+_LOCK = threading.Lock()
+_ARTIFACTS: dict[str, Any] = {}
+
+
+def artifact_key(backend_name: str, device_fingerprint: str, kernel_fingerprint: str) -> str:
+    import accy
+
+    text = f"{backend_name}|{device_fingerprint}|{kernel_fingerprint}|{accy.__version__}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _disk_cache():
+    from accy.runtime.artifact_cache import ArtifactCache
+
+    return ArtifactCache.default()
+
+
+def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = None) -> Any:
+    """Return the backend artifact for ``kernel``, through the memory and disk caches."""
+    caps = backend.capabilities()
+    key = artifact_key(backend.name, caps.device_fingerprint, kernel.fingerprint())
+    stats = stats if stats is not None else {}
+    art = _ARTIFACTS.get(key)
+    if art is not None:
+        stats["memory_hits"] = stats.get("memory_hits", 0) + 1
+        return art
+    cache = _disk_cache()
+    art = cache.load(key) if cache is not None else None
+    if art is not None:
+        stats["disk_hits"] = stats.get("disk_hits", 0) + 1
+    else:
+        stats["disk_misses"] = stats.get("disk_misses", 0) + 1
+        art = backend.compile(kernel)
+        if cache is not None:
+            cache.store(key, art)
+    _ARTIFACTS[key] = art
+    return art
+
+
+def clear_memory_cache() -> None:
+    """Forget in-process executables and artifacts (the disk cache stays)."""
+    with _LOCK:
+        _MEMORY.clear()
+        _ARTIFACTS.clear()
+
+
+def compile(module: Module, backend: str = "cpu", *, function: str | None = None,
+            verify_each: bool = False, use_cache: bool = True) -> Any:
+    """Compile ``module`` for ``backend`` and return an :class:`~accy.runtime.Executable`.
+
+    Args:
+        module: a verified tensor IR module (builder or :func:`accy.parse_module`).
+        backend: a discovered backend name (``accy backends`` lists them).
+        function: the function to run (default: the module's first function).
+        verify_each: verify the IR after every pass (slower; for debugging passes).
+        use_cache: reuse an executable compiled earlier in this process.
+
+    Raises:
+        BackendUnavailable: unknown backend, or its probe says it cannot run here.
+        VerifyError: the module is malformed.
+        CapabilityError / OutOfResources: the backend cannot run some op or dtype.
+        CodegenError / CompileError: code generation failed (a bug: please report).
+    """
+    from accy.passes import PassContext, run_stages
+    from accy.plugins import open_backend
+    from accy.runtime.executable import Executable
+    from accy.runtime.graph import graph_from_function
+
+    if not isinstance(module, Module):
+        raise InputError(f"accy.compile expects an accy.ir.Module, got {type(module).__name__}")
+    be = open_backend(backend)
+    caps = be.capabilities()
+    if not module.functions:
+        raise InputError("module has no functions to compile")
+    fn_name = function or module.functions[0].name
+    module.function(fn_name)
+    key = (module.fingerprint(), backend, caps.device_fingerprint, fn_name, verify_each)
+    if use_cache:
+        with _LOCK:
+            hit = _MEMORY.get(key)
+        if hit is not None:
+            return hit
+    module.verify()
+    ctx = PassContext(target_profile=be.target_profile(), backend=backend)
+    products = run_stages(module, ctx, until="target", verify_each=verify_each)
+    final = products[-1].module
+    graph = graph_from_function(final, final.function(fn_name))
+    stats: dict[str, int] = {}
+    loaded = {name: be.load(compile_kernel(be, k, stats)) for name, k in graph.kernels.items()}
+    exe = Executable(be, graph, loaded, final, products, stats)
+    if use_cache:
+        with _LOCK:
+            _MEMORY[key] = exe
+    return exe

@@ -1,0 +1,178 @@
+"""A launch graph bound to a live backend: validate inputs, launch, return outputs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accy.backend import Geometry
+from accy.errors import InputError
+from accy.runtime.graph import LaunchGraph
+
+__all__ = ["Executable"]
+
+
+def _as_bytes(arr: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+
+
+class Executable:
+    """Call with numpy arrays (one per parameter); returns a tuple of numpy arrays.
+
+    Buffers: on a backend with host memory (CPU) parameters and results are bound
+    zero-copy; elsewhere they are copied per call. Temporaries and constants live as long
+    as the executable (:meth:`close` releases them). Calls are serialized by a lock.
+
+    Attributes:
+        backend: the live backend the kernels run on.
+        graph: the :class:`LaunchGraph` (slots, launches, kernels).
+        module: the module after the last stage (or None for families).
+        stages: stage products (IR, records, fingerprints), empty for families.
+        kernel_count: kernel launches per call.
+        kernels: kernel name → kernel IR.
+        cache_stats: artifact cache counters (``disk_hits``, ``disk_misses``, ``memory_hits``).
+    """
+
+    def __init__(self, backend: Any, graph: LaunchGraph, loaded: dict[str, object],
+                 module: Any = None, stages: Sequence[Any] = (),
+                 cache_stats: dict[str, int] | None = None) -> None:
+        self.backend = backend
+        self.graph = graph
+        self.module = module
+        self.stages = list(stages)
+        self.cache_stats = cache_stats or {}
+        self.kernels = dict(graph.kernels)
+        self.param_types = list(graph.param_types)
+        self.result_types = list(graph.result_types)
+        self._loaded = loaded
+        self._host = "host_memory" in backend.capabilities().features
+        self._lock = threading.Lock()
+        self._written = graph.written_slots
+        self._persistent: dict[int, object] = {}
+        for slot, arr in graph.constants.items():
+            buf = backend.allocate(max(arr.nbytes, 1))
+            if arr.nbytes:
+                backend.write(buf, _as_bytes(arr))
+            self._persistent[slot] = buf
+
+    @property
+    def kernel_count(self) -> int:
+        return len(self.graph.launches)
+
+    def _check_inputs(self, args: Sequence[Any]) -> list[np.ndarray]:
+        name = self.graph.name
+        if len(args) != len(self.param_types):
+            raise InputError(f"{name}: expected {len(self.param_types)} inputs, got {len(args)}")
+        arrays = []
+        for i, (a, t) in enumerate(zip(args, self.param_types, strict=True)):
+            arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+            want = t.dtype.numpy
+            if arr.dtype != want:
+                raise InputError(
+                    f"{name} input #{i}: expected {t} (numpy {want}), got {arr.dtype} "
+                    f"{list(arr.shape)}; convert with .astype(np.{want})"
+                )
+            if arr.shape != t.shape:
+                raise InputError(
+                    f"{name} input #{i}: expected shape {list(t.shape)} ({t}), got {list(arr.shape)}"
+                )
+            arrays.append(np.ascontiguousarray(arr))
+        return arrays
+
+    def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
+        """Run on numpy inputs.
+
+        Raises:
+            InputError: wrong input count, dtype or shape (message says expected vs got).
+            BackendError: the backend failed a launch.
+        """
+        arrays = self._check_inputs(args)
+        with self._lock:
+            return self._run(arrays)
+
+    def _bind(self, arr: np.ndarray, per_call: list[object], write: bool) -> object:
+        be = self.backend
+        if self._host:
+            buf = be.import_host(arr)
+            if buf is not None:
+                per_call.append(buf)
+                return buf
+        buf = be.allocate(max(arr.nbytes, 1))
+        per_call.append(buf)
+        if write and arr.nbytes:
+            be.write(buf, _as_bytes(arr))
+        return buf
+
+    def _buffer(self, slot: int, buffers: dict[int, object]) -> object:
+        buf = buffers.get(slot)
+        if buf is None:
+            buf = self._persistent.get(slot)
+            if buf is None:
+                buf = self.backend.allocate(max(self.graph.slot_bytes[slot], 1))
+                self._persistent[slot] = buf
+            buffers[slot] = buf
+        return buf
+
+    def _run(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        be, g = self.backend, self.graph
+        per_call: list[object] = []
+        buffers: dict[int, object] = {}
+        outputs: dict[int, np.ndarray] = {}
+        try:
+            for slot, arr in zip(g.param_slots, arrays, strict=True):
+                buffers[slot] = self._bind(arr, per_call, write=True)
+            for slot, t in zip(g.result_slots, g.result_types, strict=True):
+                if slot in self._written and slot not in outputs:
+                    outputs[slot] = np.empty(t.shape, dtype=t.dtype.numpy)
+                    buffers[slot] = self._bind(outputs[slot], per_call, write=False)
+            for ln in g.launches:
+                if ln.groups <= 0:
+                    continue
+                bound = [self._buffer(s, buffers) for s in ln.slots]
+                be.launch(self._loaded[ln.kernel], Geometry(ln.groups, ln.workgroup_size), bound,
+                          list(ln.scalars))
+            be.synchronize()
+            if not self._host:
+                for slot, arr in outputs.items():
+                    if arr.nbytes:
+                        be.read(buffers[slot], _as_bytes(arr))
+            return self._collect(arrays, outputs)
+        finally:
+            for buf in per_call:
+                be.free(buf)
+
+    def _collect(self, arrays: list[np.ndarray], outputs: dict[int, np.ndarray]) -> tuple:
+        g = self.graph
+        params = dict(zip(g.param_slots, arrays, strict=True))
+        results, handed_out = [], set()
+        for slot, t in zip(g.result_slots, g.result_types, strict=True):
+            if slot in outputs:
+                arr = outputs[slot]
+                results.append(arr.copy() if slot in handed_out else arr)
+                handed_out.add(slot)
+            elif slot in params:
+                results.append(params[slot].copy())
+            else:
+                results.append(g.constants[slot].reshape(t.shape).copy())
+        return tuple(results)
+
+    def close(self) -> None:
+        """Release the executable's persistent device buffers (constants, temporaries)."""
+        with self._lock:
+            for buf in self._persistent.values():
+                self.backend.free(buf)
+            self._persistent.clear()
+
+    def stage_text(self, stage: str) -> str:
+        """The IR after ``stage``, kernels included."""
+        for p in self.stages:
+            if p.stage == stage:
+                text = p.module.to_text()
+                for name, k in sorted(p.module.attrs.get("kernels", {}).items()):
+                    text += f"\n// kernel {name}\n{k.to_text()}"
+                return text
+        known = ", ".join(p.stage for p in self.stages)
+        raise InputError(f"unknown stage {stage!r}; known: {known}")

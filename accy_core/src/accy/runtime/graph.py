@@ -1,0 +1,91 @@
+"""Launch graphs: the runtime's view of a compiled program.
+
+A :class:`LaunchGraph` is a list of buffer slots (sizes in bytes), which slots receive
+the parameters, which slots hold the results, constant data for some slots, and an ordered
+list of kernel launches, each naming its kernel, its launch geometry, the slots it binds
+(in the fixed launch order: outputs, inputs, optional count buffer) and its scalars.
+Tensor programs produce one from their memory and kernel stages
+(:func:`graph_from_function`); kernel-library families build theirs directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from accy.ir import Function, Module, TensorType
+
+__all__ = ["LaunchGraph", "GraphLaunch", "graph_from_function"]
+
+
+@dataclass(frozen=True)
+class GraphLaunch:
+    """One launch: kernel name, work-group count and size, bound slots, scalars."""
+
+    kernel: str
+    groups: int
+    workgroup_size: int
+    slots: tuple[int, ...]
+    scalars: tuple[tuple[str, int | float], ...] = ()
+
+
+@dataclass
+class LaunchGraph:
+    """Slots + launches; see the module docstring.
+
+    Attributes:
+        slot_bytes: size of each slot in bytes.
+        param_slots: slot of each parameter, in parameter order.
+        param_types: tensor type of each parameter.
+        result_slots: slot of each result, in result order.
+        result_types: tensor type of each result.
+        constants: slot → host array written once when the graph is loaded.
+        launches: kernel launches in execution order.
+        kernels: kernel name → kernel IR.
+        name: for messages (``@function`` or the family name).
+    """
+
+    slot_bytes: list[int]
+    param_slots: list[int]
+    param_types: list[TensorType]
+    result_slots: list[int]
+    result_types: list[TensorType]
+    constants: dict[int, np.ndarray] = field(default_factory=dict)
+    launches: list[GraphLaunch] = field(default_factory=list)
+    kernels: dict[str, object] = field(default_factory=dict)
+    name: str = "graph"
+
+    @property
+    def written_slots(self) -> set[int]:
+        """Slots some launch writes (launch outputs come first in ``slots``)."""
+        out: set[int] = set()
+        for ln in self.launches:
+            k = self.kernels[ln.kernel]
+            n_out = sum(1 for b in k.buffers if b.access != "read")
+            out.update(ln.slots[:n_out])
+        return out
+
+
+def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
+    """The launch graph of ``fn`` after the kernel stage (regions carry slots and kernels)."""
+    kernels = module.attrs.get("kernels", {})
+    g = LaunchGraph(
+        slot_bytes=list(fn.attrs["slot_bytes"]),
+        param_slots=list(fn.attrs["param_slots"]),
+        param_types=fn.param_types,
+        result_slots=list(fn.attrs["result_slots"]),
+        result_types=list(fn.result_types),
+        name=f"@{fn.name}",
+    )
+    for op in fn.body.ops:
+        if op.name == "tensor.constant":
+            g.constants[op.attrs["slot"]] = np.ascontiguousarray(op.attrs["value"])
+        elif op.name == "dispatch.region":
+            name = op.attrs["kernel"]
+            g.kernels[name] = kernels[name]
+            g.launches.append(GraphLaunch(
+                name, op.attrs["groups"], op.attrs["workgroup_size"],
+                tuple(op.attrs["out_slots"]) + tuple(op.attrs["in_slots"]),
+            ))
+    return g
