@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 import accy
+import numpy as np
 
 # numexpr has no max/min: ops 1-12 in one expression, clamp + square + sqrt in a second.
 NUMEXPR_HEAD = "((((x * y + x) - y) * 0.5 + y * y) - x) / (abs(x) + 1.0) * 3.0 - 1.0"

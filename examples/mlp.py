@@ -10,9 +10,8 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
-
 import accy
+import numpy as np
 from accy.profiling.workloads import build
 from accy.testing import tolerance
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import accy
 import numpy as np
 import pytest
-
-import accy
 from accy.testing import assert_close
 
 RNG = np.random.default_rng(0)

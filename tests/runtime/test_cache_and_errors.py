@@ -9,10 +9,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import accy
 import numpy as np
 import pytest
-
-import accy
 from accy.errors import CapabilityError, InputError
 
 PROGRAM = textwrap.dedent("""\
@@ -48,7 +47,7 @@ def _child(tmp_path: Path, cache_dir: Path) -> dict:
     env = dict(os.environ, ACCY_CACHE_DIR=str(cache_dir))
     env.pop("ACCY_DISABLE_DISK_CACHE", None)
     out = subprocess.run([sys.executable, str(script), str(prog)], env=env, capture_output=True,
-                         text=True, timeout=300)
+                         text=True, timeout=300, check=False)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 

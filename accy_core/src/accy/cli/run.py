@@ -7,10 +7,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from accy.errors import InputError
 
-__all__ = ["register", "load_program"]
+__all__ = ["load_program", "register"]
 
 
 def load_program(path: str):

@@ -23,7 +23,7 @@ from accy.ir.clone import clone_block_into
 from accy.ir.core import Block, Function, Region
 from accy.passes.base import Pass, PassContext
 
-__all__ = ["FusionPass", "INDEX_OPS", "ROOT_OPS"]
+__all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
 
 INDEX_OPS = frozenset({"tensor.broadcast_to", "tensor.reshape", "tensor.transpose", "tensor.iota"})
 ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})

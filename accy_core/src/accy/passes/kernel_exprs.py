@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from accy.errors import UnsupportedError
 from accy.kernel import Binary, Cast, Const, Expr, Select, Unary
 
-__all__ = ["Index", "IDX", "elementwise_expr", "combine", "identity", "const_i"]
+__all__ = ["IDX", "Index", "combine", "const_i", "elementwise_expr", "identity"]
 
 #: dtype of index arithmetic inside kernels.
 IDX = "i32"
@@ -52,7 +53,7 @@ def check_size(n: int, what: str) -> None:
 class Index:
     """An element of a tensor of ``shape``: linear position and/or per-axis components."""
 
-    __slots__ = ("shape", "_comps", "_linear")
+    __slots__ = ("_comps", "_linear", "shape")
 
     def __init__(self, shape: Sequence[int], comps: Sequence[Expr] | None = None,
                  linear: Expr | None = None) -> None:
@@ -162,17 +163,23 @@ _BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "arith.and": lambda a, b: _bin("and", a, b),
     "arith.or": lambda a, b: _bin("or", a, b),
     "arith.xor": lambda a, b: _bin("xor", a, b),
-    **{f"arith.{c}": (lambda c: lambda a, b: _bin(c, a, b))(c)
-       for c in ("eq", "ne", "lt", "le", "gt", "ge")},
 }
+for _c in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _BINARY[f"arith.{_c}"] = partial(_bin, _c)
 _UNARY: dict[str, Callable[[Expr], Expr]] = {
     "arith.neg": _neg,
     "arith.abs": lambda x: Unary("abs", x, x.dtype),
     "arith.not": lambda x: Unary("not", x, x.dtype),
     "math.sigmoid": _sigmoid,
-    **{f"math.{n}": (lambda n: lambda x: Unary(n, x, x.dtype))(n)
-       for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos")},
 }
+
+
+def _unary(name: str, x: Expr) -> Expr:
+    return Unary(name, x, x.dtype)
+
+
+for _n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos"):
+    _UNARY[f"math.{_n}"] = partial(_unary, _n)
 
 
 def elementwise_expr(op_name: str, args: Sequence[Expr], attrs: dict) -> Expr:

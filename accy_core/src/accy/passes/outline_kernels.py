@@ -22,12 +22,35 @@ from typing import ClassVar
 from accy.ir import Module, Operation, Value
 from accy.ir.ops.linalg import dot_general_dims
 from accy.kernel import (
-    Assign, Barrier, Binary, BufferParam, Cast, Const, Expr, For, If, Kernel, Let, Load, SharedArray,
-    SharedLoad, SharedStore, Stmt, Store, ThreadId, Var,
+    Assign,
+    Barrier,
+    Binary,
+    BufferParam,
+    Cast,
+    Const,
+    Expr,
+    For,
+    If,
+    Kernel,
+    Let,
+    Load,
+    SharedArray,
+    SharedLoad,
+    SharedStore,
+    Stmt,
+    Store,
+    ThreadId,
+    Var,
 )
 from accy.passes.base import Pass, PassContext
 from accy.passes.kernel_exprs import (
-    IDX, Index, check_size, combine, const_i, elementwise_expr, identity,
+    IDX,
+    Index,
+    check_size,
+    combine,
+    const_i,
+    elementwise_expr,
+    identity,
 )
 
 __all__ = ["OutlineKernelsPass", "outline_region"]

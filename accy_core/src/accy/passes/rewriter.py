@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from accy.ir import Operation, TensorType, Value, get_op_def
 from accy.ir.core import Block
 
@@ -40,7 +39,7 @@ class Rewriter:
         arr = np.array(np.broadcast_to(np.asarray(value, dtype=type.dtype.numpy), type.shape))
         return self.op("tensor.constant", [], value=arr)
 
-    def splat(self, value: float | int, type: TensorType) -> Value:
+    def splat(self, value: float, type: TensorType) -> Value:
         """A scalar constant broadcast to ``type`` (stays a cheap scalar in fusion)."""
         c = self.constant(value, TensorType(type.dtype, ()))
         if type.shape == ():

@@ -14,7 +14,7 @@ from typing import Any
 from accy.errors import InputError
 from accy.ir import Module
 
-__all__ = ["compile", "compile_kernel", "artifact_key", "clear_memory_cache"]
+__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel"]
 
 _MEMORY: dict[tuple, Any] = {}
 _LOCK = threading.Lock()

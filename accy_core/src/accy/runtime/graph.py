@@ -16,7 +16,7 @@ import numpy as np
 
 from accy.ir import Function, Module, TensorType
 
-__all__ = ["LaunchGraph", "GraphLaunch", "graph_from_function"]
+__all__ = ["GraphLaunch", "LaunchGraph", "graph_from_function"]
 
 
 @dataclass(frozen=True)

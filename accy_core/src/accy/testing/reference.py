@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TOLERANCES", "tolerance", "assert_close"]
+__all__ = ["TOLERANCES", "assert_close", "tolerance"]
 
 #: dtype name → (rtol, atol)
 TOLERANCES: dict[str, tuple[float, float]] = {

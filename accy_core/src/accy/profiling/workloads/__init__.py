@@ -11,7 +11,7 @@ import importlib
 from accy.errors import InputError, known_names
 from accy.profiling.workloads.common import Workload
 
-__all__ = ["WORKLOADS", "build", "Workload"]
+__all__ = ["WORKLOADS", "Workload", "build"]
 
 WORKLOADS = (
     "mlp_two_layer",

@@ -9,7 +9,7 @@ import numpy as np
 
 from accy.ir import Builder, FunctionBuilder, Module, Value
 
-__all__ = ["Workload", "rng_inputs", "layer_norm", "np_layer_norm", "np_gelu"]
+__all__ = ["Workload", "layer_norm", "np_gelu", "np_layer_norm", "rng_inputs"]
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from accy.profiling.workloads.common import (
-    Workload, layer_norm, new_function, np_gelu, np_layer_norm, rng_inputs,
+    Workload,
+    layer_norm,
+    new_function,
+    np_gelu,
+    np_layer_norm,
+    rng_inputs,
 )
 
 
