@@ -56,6 +56,8 @@ _LAZY = {
     "interpret": "accy.kernel.interpreter",
     "KernelBuilder": "accy.kernel.dsl",
     "E": "accy.kernel.dsl",
+    "call": "accy.kernel.dsl",
+    "where": "accy.kernel.dsl",
 }
 
 __all__ = [
@@ -95,6 +97,7 @@ __all__ = [
     "Unary",
     "Var",
     "binary",
+    "call",
     "cast",
     "const",
     "dtype_bytes",
@@ -104,6 +107,7 @@ __all__ = [
     "select",
     "unary",
     "verify_kernel",
+    "where",
 ]
 
 
