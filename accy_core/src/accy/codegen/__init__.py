@@ -1,0 +1,29 @@
+"""Shared LLVM code generator: kernel IR → LLVM IR text → (worker process) object code.
+
+``emit_llvm_ir`` lowers a kernel for a :class:`TargetDescription`; ``compile_llvm`` turns
+the text into object code, assembly, PTX or SPIR-V in a restartable worker process.
+"""
+
+from __future__ import annotations
+
+from accy.codegen.llvm import emit_llvm_ir, partition_regions
+from accy.codegen.target import BaseTarget, TargetDescription, llvm_type, memory_type
+
+__all__ = [
+    "BaseTarget",
+    "CodegenRequest",
+    "TargetDescription",
+    "compile_llvm",
+    "emit_llvm_ir",
+    "llvm_type",
+    "memory_type",
+    "partition_regions",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("CodegenRequest", "compile_llvm"):
+        from accy.codegen import worker
+
+        return getattr(worker, name)
+    raise AttributeError(f"module 'accy.codegen' has no attribute {name!r}")

@@ -1,0 +1,313 @@
+"""Kernel IR → LLVM IR text, once for every target (see :mod:`accy.codegen.target`).
+
+CPU mode (``target.simt`` false) produces, per kernel::
+
+    define void @<name>(ptr %bufs, ptr %scalars, i32 %wg_begin, i32 %wg_end, i32 %nwg)
+
+``bufs`` holds one buffer pointer per buffer parameter (launch order); ``scalars`` holds one
+8-byte little-endian slot per scalar parameter (value in its own dtype at the slot start,
+bool as one byte). It loads them and calls ``@<name>.body`` (``alwaysinline``, ``noalias``
+buffer pointers), which loops over work-groups ``[wg_begin, wg_end)`` and, inside, over local
+ids ``0 .. workgroup_size`` (a constant trip count, so O3 vectorizes it). A kernel with
+barriers is split at them into regions, each its own local-id loop (PoCL's work-item loops);
+``For``/``If`` statements containing barriers run at work-group level around their regions.
+Variables used in more than one region become per-work-item arrays; shared arrays become
+per-call stack arrays. Because buffers are ``noalias``, one launch must not pass the same
+buffer twice unless the kernel was generated with ``noalias=False``.
+
+SIMT mode (GPU) emits one entry function per kernel through the target's hooks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from accy.codegen.emitter import FunctionEmitter, symbol
+from accy.codegen.target import TargetDescription, llvm_type, memory_type
+from accy.kernel import ir
+from accy.kernel.verifier import contains_barrier, verify_kernel
+
+__all__ = ["emit_llvm_ir", "partition_regions"]
+
+
+@dataclass
+class Region:
+    """Barrier-free statements run by every work-item of a work-group in one local-id loop."""
+
+    stmts: tuple[ir.Stmt, ...]
+
+
+@dataclass
+class GroupFor:
+    """A uniform ``For`` containing barriers, run at work-group level."""
+
+    stmt: ir.For
+    body: list[Region | GroupFor | GroupIf] = field(default_factory=list)
+
+
+@dataclass
+class GroupIf:
+    """A uniform ``If`` containing barriers, run at work-group level."""
+
+    stmt: ir.If
+    then: list[Region | GroupFor | GroupIf] = field(default_factory=list)
+    orelse: list[Region | GroupFor | GroupIf] = field(default_factory=list)
+
+
+Node = Region | GroupFor | GroupIf
+
+
+def partition_regions(stmts: tuple[ir.Stmt, ...]) -> list[Node]:
+    """Split ``stmts`` at barriers into regions and work-group-level loops/branches."""
+    out: list[Node] = []
+    current: list[ir.Stmt] = []
+
+    def flush() -> None:
+        if current:
+            out.append(Region(tuple(current)))
+            current.clear()
+
+    for s in stmts:
+        if isinstance(s, ir.Barrier):
+            flush()
+        elif isinstance(s, ir.For) and contains_barrier(s.body):
+            flush()
+            out.append(GroupFor(s, partition_regions(s.body)))
+        elif isinstance(s, ir.If) and contains_barrier((s,)):
+            flush()
+            out.append(GroupIf(s, partition_regions(s.then), partition_regions(s.orelse)))
+        else:
+            current.append(s)
+    flush()
+    return out
+
+
+# -------------------------------------------------------------------- cross-region variables
+
+
+def _expr_names(e: ir.Expr, out: set[str]) -> None:
+    match e:
+        case ir.Var(name, _):
+            out.add(name)
+        case ir.Unary(_, x, _) | ir.Cast(x, _) | ir.Bitcast(x, _):
+            _expr_names(x, out)
+        case ir.Binary(_, a, b, _):
+            _expr_names(a, out)
+            _expr_names(b, out)
+        case ir.Select(c, a, b, _):
+            for x in (c, a, b):
+                _expr_names(x, out)
+        case ir.Load(_, index, _) | ir.SharedLoad(_, index, _):
+            _expr_names(index, out)
+
+
+def _stmt_names(stmts: tuple[ir.Stmt, ...], out: set[str]) -> None:
+    for s in stmts:
+        match s:
+            case ir.Let(name, value) | ir.Assign(name, value):
+                out.add(name)
+                _expr_names(value, out)
+            case ir.Store(_, index, value) | ir.SharedStore(_, index, value):
+                _expr_names(index, out)
+                _expr_names(value, out)
+            case ir.AtomicRMW(_, _, index, value):
+                _expr_names(index, out)
+                _expr_names(value, out)
+            case ir.For(var, start, stop, step, body):
+                out.add(var)
+                for x in (start, stop, step):
+                    _expr_names(x, out)
+                _stmt_names(body, out)
+            case ir.If(cond, then, orelse):
+                _expr_names(cond, out)
+                _stmt_names(then, out)
+                _stmt_names(orelse, out)
+
+
+def _variable_placement(nodes: list[Node]) -> tuple[frozenset[str], frozenset[str]]:
+    """Return ``(per_item, group_loop_vars)``: names used in several regions (or at work-group
+    level) and the loop variables of work-group-level loops."""
+    uses: dict[str, set[int]] = {}
+    group_vars: set[str] = set()
+    counter = [0]
+
+    def note(names: set[str], region: int) -> None:
+        for n in names:
+            uses.setdefault(n, set()).add(region)
+
+    def walk(ns: list[Node]) -> None:
+        for node in ns:
+            names: set[str] = set()
+            if isinstance(node, Region):
+                counter[0] += 1
+                _stmt_names(node.stmts, names)
+                note(names, counter[0])
+            elif isinstance(node, GroupFor):
+                group_vars.add(node.stmt.var)
+                for x in (node.stmt.start, node.stmt.stop, node.stmt.step):
+                    _expr_names(x, names)
+                note(names, -1)
+                walk(node.body)
+            else:
+                _expr_names(node.stmt.cond, names)
+                note(names, -1)
+                walk(node.then)
+                walk(node.orelse)
+
+    walk(nodes)
+    per_item = {n for n, r in uses.items() if len(r) > 1} - group_vars
+    return frozenset(per_item), frozenset(group_vars)
+
+
+# ------------------------------------------------------------------------------- CPU mode
+
+
+def _cpu_functions(
+    kernel: ir.Kernel, target: TargetDescription, noalias: bool
+) -> tuple[list[str], dict[str, str]]:
+    ws = kernel.workgroup_size
+    nodes = partition_regions(kernel.body)
+    per_item, _ = _variable_placement(nodes)
+    bufs = {p.name: f"%b{i}" for i, p in enumerate(kernel.buffers)}
+    scalars = {p.name: f"%s{i}" for i, p in enumerate(kernel.scalars)}
+    em = FunctionEmitter(kernel, target, bufs, scalars, per_item)
+    for a in kernel.shared:
+        em.shared_values[a.name] = f"%shared.{a.name}"
+        em.allocas.append(
+            f"  %shared.{a.name} = alloca [{a.size_elems} x {memory_type(a.dtype)}], align 64"
+        )
+    em.thread_ids.update(group="%wg", num_groups="%nwg")
+    em.emit("%wg.nonempty = icmp slt i32 %wg_begin, %wg_end")
+    em.emit("br i1 %wg.nonempty, label %wg.pre, label %done")
+    em.label("wg.pre")
+    em.emit("br label %wg.body")
+    em.label("wg.body")
+    em.emit("%wg = phi i32 [%wg_begin, %wg.pre], [%wg.next, %wg.latch]")
+    em.emit(f"%wg.base = mul nsw i32 %wg, {ws}")
+    _cpu_nodes(em, nodes)
+    em.emit("br label %wg.latch")
+    em.label("wg.latch")
+    em.emit("%wg.next = add nsw i32 %wg, 1")
+    em.emit("%wg.more = icmp slt i32 %wg.next, %wg_end")
+    em.emit("br i1 %wg.more, label %wg.body, label %done")
+    em.label("done")
+    em.emit("ret void")
+
+    na = "noalias " if noalias else ""
+    params = [f"ptr {na}%b{i}" for i in range(len(kernel.buffers))]
+    params += [f"{llvm_type(p.dtype)} %s{i}" for i, p in enumerate(kernel.scalars)]
+    params += ["i32 %wg_begin", "i32 %wg_end", "i32 %nwg"]
+    body_name = symbol(kernel.name + ".body")
+    body = [
+        f"define internal void {body_name}({', '.join(params)}) alwaysinline nounwind {{",
+        "entry:",
+        *em.allocas,
+        *em.lines,
+        "}",
+    ]
+    signature = "(ptr %bufs, ptr %scalars, i32 %wg_begin, i32 %wg_end, i32 %nwg)"
+    wrapper = [f"define void {symbol(kernel.name)}{signature} nounwind {{", "entry:"]
+    args = []
+    for i in range(len(kernel.buffers)):
+        wrapper += [
+            f"  %bp{i} = getelementptr inbounds ptr, ptr %bufs, i64 {i}",
+            f"  %b{i} = load ptr, ptr %bp{i}, align 8",
+        ]
+        args.append(f"ptr %b{i}")
+    for i, p in enumerate(kernel.scalars):
+        wrapper.append(f"  %sp{i} = getelementptr inbounds i64, ptr %scalars, i64 {i}")
+        if p.dtype == "bool":
+            wrapper += [
+                f"  %sb{i} = load i8, ptr %sp{i}, align 8",
+                f"  %s{i} = icmp ne i8 %sb{i}, 0",
+            ]
+        else:
+            wrapper.append(f"  %s{i} = load {llvm_type(p.dtype)}, ptr %sp{i}, align 8")
+        args.append(f"{llvm_type(p.dtype)} %s{i}")
+    args += ["i32 %wg_begin", "i32 %wg_end", "i32 %nwg"]
+    wrapper += [f"  call void {body_name}({', '.join(args)})", "  ret void", "}"]
+    return [*body, "", *wrapper], em.declarations
+
+
+def _cpu_nodes(em: FunctionEmitter, nodes: list[Node]) -> None:
+    for node in nodes:
+        if isinstance(node, Region):
+            _cpu_region(em, node)
+        elif isinstance(node, GroupFor):
+            em.for_loop(node.stmt, lambda n=node: _cpu_nodes(em, n.body))
+        else:
+            em.if_else(
+                node.stmt,
+                lambda n=node: _cpu_nodes(em, n.then),
+                lambda n=node: _cpu_nodes(em, n.orelse),
+            )
+
+
+def _cpu_region(em: FunctionEmitter, region: Region) -> None:
+    ws = em.kernel.workgroup_size
+    pre = em.branch_to_new_block("lid.pre")
+    body, latch, end = em.fresh("lid.body"), em.fresh("lid.latch"), em.fresh("lid.end")
+    lid = "%" + em.fresh("lid")
+    em.emit(f"br label %{body}")
+    em.label(body)
+    em.emit(f"{lid} = phi i32 [0, %{pre}], [{lid}.next, %{latch}]")
+    gid = em.value(f"add nsw i32 %wg.base, {lid}")
+    em.thread_ids.update(local=lid, **{"global": gid})
+    em.local_id = lid
+    em.block(region.stmts)
+    em.emit(f"br label %{latch}")
+    em.label(latch)
+    em.emit(f"{lid}.next = add nuw nsw i32 {lid}, 1")
+    em.emit(f"{lid}.more = icmp ult i32 {lid}.next, {ws}")
+    em.emit(f"br i1 {lid}.more, label %{body}, label %{end}")
+    em.label(end)
+    em.local_id = "0"
+    del em.thread_ids["local"], em.thread_ids["global"]
+
+
+# ------------------------------------------------------------------------------ SIMT mode
+
+
+def _simt_functions(
+    kernel: ir.Kernel, target: TargetDescription
+) -> tuple[list[str], dict[str, str], list[str]]:
+    bufs = {p.name: f"%b{i}" for i, p in enumerate(kernel.buffers)}
+    scalars = {p.name: f"%s{i}" for i, p in enumerate(kernel.scalars)}
+    em = FunctionEmitter(kernel, target, bufs, scalars)
+    globals_: list[str] = []
+    for a in kernel.shared:
+        name = f"{kernel.name}.shared.{a.name}"
+        globals_.append(target.shared_array_global(name, memory_type(a.dtype), a.size_elems))
+        em.shared_values[a.name] = symbol(name)
+    em.block(kernel.body)
+    em.emit("ret void")
+    fn = [target.entry_definition(kernel), "entry:", *em.allocas, *em.lines, "}"]
+    return fn, em.declarations, globals_
+
+
+def emit_llvm_ir(kernel: ir.Kernel, target: TargetDescription, noalias: bool = True) -> str:
+    """Return the LLVM IR module text for ``kernel`` on ``target``.
+
+    Args:
+        kernel: the kernel; verified first.
+        target: the backend's target description; its ``legalize`` runs first.
+        noalias: CPU mode: mark buffer pointers ``noalias`` (buffers of one launch distinct).
+
+    Raises:
+        VerifyError: the kernel is invalid.
+        CapabilityError: the target cannot lower something in the kernel.
+    """
+    verify_kernel(kernel)
+    target.legalize(kernel)
+    head = [f"; ModuleID = 'accy.{kernel.name}'", f'source_filename = "{kernel.name}"']
+    if target.triple:
+        head.append(f'target triple = "{target.triple}"')
+    if target.data_layout:
+        head.append(f'target datalayout = "{target.data_layout}"')
+    head += target.module_prelude(kernel)
+    if target.simt:
+        fns, decls, globals_ = _simt_functions(kernel, target)
+        head += globals_
+    else:
+        fns, decls = _cpu_functions(kernel, target, noalias)
+    return "\n".join([*head, "", *sorted(decls.values()), "", *fns, ""])

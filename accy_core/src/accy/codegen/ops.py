@@ -1,0 +1,133 @@
+"""Lower kernel-IR unary, binary and cast ops on LLVM values (used by the function emitter).
+
+Semantics match :mod:`accy.kernel.interpreter`: integer ``div``/``rem`` never trap (a zero
+divisor, and ``MIN / -1`` for signed types, divide by 1 instead), shift amounts are masked to
+the bit width, float → int conversions saturate (``llvm.fpto[su]i.sat``, NaN → 0), float
+``min``/``max`` are ``llvm.minnum``/``llvm.maxnum`` and ``ne`` on floats is unordered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from accy.codegen.target import llvm_type
+from accy.errors import InternalError
+
+if TYPE_CHECKING:
+    from accy.codegen.emitter import FunctionEmitter
+
+__all__ = ["binary", "cast", "unary"]
+
+_ICMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+_ICMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
+_FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
+_FLOAT = {"f32", "f64"}
+_BITS = {"i32": 32, "u32": 32, "i64": 64, "bool": 1, "f32": 32, "f64": 64}
+
+
+def _suffix(dtype: str) -> str:
+    return {"f32": "f32", "f64": "f64", "i64": "i64", "bool": "i1"}.get(dtype, "i32")
+
+
+def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
+    """Emit ``op(x)`` for a value of ``dtype`` and return the result value."""
+    t = llvm_type(dtype)
+    if op == "neg":
+        return em.value(f"fneg {t} {x}" if dtype in _FLOAT else f"sub {t} 0, {x}")
+    if op == "not":
+        return em.value(f"xor {t} {x}, {'true' if dtype == 'bool' else -1}")
+    if op == "abs":
+        if dtype in _FLOAT:
+            return em.call(f"llvm.fabs.{_suffix(dtype)}", t, [(t, x)])
+        if dtype == "u32":
+            return x
+        return em.call(f"llvm.abs.{_suffix(dtype)}", t, [(t, x), ("i1", "false")])
+    if op == "rsqrt":
+        s = unary(em, "sqrt", x, dtype)
+        return em.value(f"fdiv {t} {em.constant(1.0, dtype)}, {s}")
+    callee = em.target.math_function(op, dtype)
+    if callee is None:
+        raise InternalError(
+            f"codegen: target {em.target.name!r} gave no lowering for {op!r} "
+            f"on {dtype}; its legalize() should have rejected it; please report"
+        )
+    return em.call(callee, t, [(t, x)])
+
+
+def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:
+    """Emit ``op(a, b)`` with operands of ``dtype``; compares return i1."""
+    t = llvm_type(dtype)
+    is_float = dtype in _FLOAT
+    if op in _FCMP:
+        if is_float:
+            return em.value(f"fcmp {_FCMP[op]} {t} {a}, {b}")
+        table = _ICMP_U if dtype in ("u32", "bool") else _ICMP_S
+        return em.value(f"icmp {table[op]} {t} {a}, {b}")
+    simple = {"add": "add", "sub": "sub", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
+    if op in ("add", "sub", "mul") and is_float:
+        return em.value(f"f{op} {t} {a}, {b}")
+    if op in simple:
+        return em.value(f"{simple[op]} {t} {a}, {b}")
+    if op in ("div", "rem"):
+        if is_float:
+            return em.value(f"f{op} {t} {a}, {b}")
+        return _int_divrem(em, op, a, b, dtype)
+    if op in ("min", "max"):
+        if is_float:
+            name = "minnum" if op == "min" else "maxnum"
+            return em.call(f"llvm.{name}.{_suffix(dtype)}", t, [(t, a), (t, b)])
+        if dtype == "bool":
+            return em.value(f"{'and' if op == 'min' else 'or'} i1 {a}, {b}")
+        sign = "u" if dtype == "u32" else "s"
+        return em.call(f"llvm.{sign}{op}.{_suffix(dtype)}", t, [(t, a), (t, b)])
+    if op == "pow":
+        return em.call(em.target.math_function("pow", dtype) or "", t, [(t, a), (t, b)])
+    if op in ("shl", "shr"):
+        amount = em.value(f"and {t} {b}, {_BITS[dtype] - 1}")
+        llvm_op = "shl" if op == "shl" else ("lshr" if dtype == "u32" else "ashr")
+        return em.value(f"{llvm_op} {t} {a}, {amount}")
+    if op == "mulhi":
+        ext = "zext" if dtype == "u32" else "sext"
+        wa, wb = em.value(f"{ext} i32 {a} to i64"), em.value(f"{ext} i32 {b} to i64")
+        product = em.value(f"mul i64 {wa}, {wb}")
+        return em.value(f"trunc i64 {em.value(f'lshr i64 {product}, 32')} to i32")
+    raise InternalError(f"codegen: unknown binary op {op!r}; please report")
+
+
+def _int_divrem(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:
+    t = llvm_type(dtype)
+    zero = em.value(f"icmp eq {t} {b}, 0")
+    if dtype == "u32":
+        bad = zero
+    else:
+        minimum = str(-(1 << (_BITS[dtype] - 1)))
+        is_min = em.value(f"icmp eq {t} {a}, {minimum}")
+        is_m1 = em.value(f"icmp eq {t} {b}, -1")
+        bad = em.value(f"or i1 {zero}, {em.value(f'and i1 {is_min}, {is_m1}')}")
+    safe = em.value(f"select i1 {bad}, {t} 1, {t} {b}")
+    sign = "u" if dtype == "u32" else "s"
+    return em.value(f"{sign}{op} {t} {a}, {safe}")
+
+
+def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
+    """Emit the numeric conversion of ``x`` from ``source`` to ``dtype``."""
+    if source == dtype or {source, dtype} == {"i32", "u32"}:
+        return x
+    ts, td = llvm_type(source), llvm_type(dtype)
+    if dtype == "bool":
+        if source in _FLOAT:
+            return em.value(f"fcmp une {ts} {x}, {em.constant(0.0, source)}")
+        return em.value(f"icmp ne {ts} {x}, 0")
+    if source in _FLOAT and dtype in _FLOAT:
+        return em.value(f"{'fpext' if dtype == 'f64' else 'fptrunc'} {ts} {x} to {td}")
+    if source in _FLOAT:
+        sign = "u" if dtype == "u32" else "s"
+        callee = f"llvm.fpto{sign}i.sat.{_suffix(dtype)}.{_suffix(source)}"
+        return em.call(callee, td, [(ts, x)])
+    if dtype in _FLOAT:
+        conv = "uitofp" if source in ("u32", "bool") else "sitofp"
+        return em.value(f"{conv} {ts} {x} to {td}")
+    if _BITS[source] > _BITS[dtype]:
+        return em.value(f"trunc {ts} {x} to {td}")
+    ext = "zext" if source in ("u32", "bool") else "sext"
+    return em.value(f"{ext} {ts} {x} to {td}")
