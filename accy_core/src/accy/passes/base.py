@@ -136,7 +136,7 @@ class Pass:
     summary: ClassVar[str] = ""
     preserves: ClassVar[tuple[str, ...]] = ()
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Pass:
+    def __new__(cls, *args: Any, **kwargs: Any) -> typing.Self:
         # Remember which options the caller spelled out, so that printing repeats them
         # (``einsum-lowering{beam-width=8}`` prints back as written, default or not).
         self = super().__new__(cls)

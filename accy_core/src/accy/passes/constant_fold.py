@@ -73,7 +73,7 @@ def _fold_splat(op: Operation, max_elems: int) -> list[Value] | None:
     out = op.results[0].type
     if int(np.prod(shape)) > max_elems:
         return None
-    arrays = [np.ascontiguousarray(np.broadcast_to(s, shape)) for s in sources]  # type: ignore[arg-type]
+    arrays = [np.array(np.broadcast_to(s, shape)) for s in sources]  # type: ignore[arg-type]
     results = _reference(op, arrays)
     if results is None or len(results) != 1:
         return None

@@ -69,7 +69,8 @@ def insert_op(anchor: Operation, name: str, operands: list[Value], attrs: dict[s
 
 def make_constant(anchor: Operation, arr: np.ndarray, type: TensorType) -> Value:
     """Insert ``tensor.constant`` holding ``arr`` (cast and shaped to ``type``)."""
-    value = np.ascontiguousarray(np.asarray(arr).astype(type.dtype.numpy).reshape(type.shape))
+    # np.array keeps 0-d arrays 0-d (np.ascontiguousarray would make them 1-d).
+    value = np.array(arr, dtype=type.dtype.numpy, order="C").reshape(type.shape)
     return insert_op(anchor, "tensor.constant", [], {"value": value})
 
 

@@ -1,7 +1,8 @@
 """Common subexpression elimination within each block.
 
 Two pure ops are the same computation when they have the same name, the same operands
-(in any order for ``commutative`` ops), equal attributes and equal result types; the later
+(in any order for ``commutative`` ops), equal attributes (optional ones filled in with their
+defaults) and equal result types; the later
 one is replaced by the earlier one. Array attributes (``tensor.constant`` values) are equal
 when dtype, shape and bytes are (so ``-0.0`` and ``0.0`` stay apart, equal NaNs merge).
 Each block has its own table: nothing is merged across a region boundary.
@@ -42,10 +43,12 @@ def _freeze(v: Any) -> Any:
 
 def op_key(op: Operation) -> tuple:
     """The identity of ``op``'s computation: name, operands, attributes, result types."""
+    op_def = get_op_def(op.name)
     operands = [id(v) for v in op.operands]
-    if get_op_def(op.name).has("commutative"):
+    if op_def.has("commutative"):
         operands.sort()
-    attrs = tuple(sorted((k, _freeze(v)) for k, v in op.attrs.items()))
+    full = op_def.full_attrs(dict(op.attrs))  # a default spelt out equals the default
+    attrs = tuple(sorted((k, _freeze(v)) for k, v in full.items()))
     return (op.name, tuple(operands), attrs, tuple(r.type for r in op.results))
 
 
