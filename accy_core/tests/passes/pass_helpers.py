@@ -42,4 +42,3 @@ def run_pipeline(text: str, pipeline: str, fn_name: str = "f", inputs=None) -> M
     inputs = random_inputs(module, fn_name) if inputs is None else inputs
     assert_bitwise_equal(evaluate(after, fn_name, inputs), evaluate(module, fn_name, inputs))
     return after
-

@@ -133,7 +133,11 @@ def test_constant_fold_evaluates_chains_through_the_reference() -> None:
     exp = np.exp(np.array([0.5, -8.0], np.float32))
     ops = after.functions[0].body.ops
     assert [op.name for op in ops] == [
-        "tensor.constant", "tensor.constant", "tensor.constant", "arith.add", "func.return",
+        "tensor.constant",
+        "tensor.constant",
+        "tensor.constant",
+        "arith.add",
+        "func.return",
     ]
     np.testing.assert_array_equal(ops[0].attrs["value"], exp)
     assert ops[1].attrs["value"].dtype == np.float32 and ops[1].attrs["value"].shape == ()
@@ -242,7 +246,9 @@ def test_cse_and_dce_stay_inside_each_region() -> None:
     regions = [op for op in after.functions[0].body.ops if op.name == "dispatch.region"]
     assert len(regions) == 2  # region ops are not pure: never merged nor erased
     assert [op.name for op in regions[0].regions[0].block.ops] == [
-        "math.exp", "arith.add", "dispatch.yield",
+        "math.exp",
+        "arith.add",
+        "dispatch.yield",
     ]
     assert [op.name for op in regions[1].regions[0].block.ops] == ["math.exp", "dispatch.yield"]
 

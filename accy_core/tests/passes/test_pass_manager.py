@@ -87,7 +87,9 @@ def test_records_name_runs_wall_and_op_counts() -> None:
     module = parse_module(DEAD)
     ctx = PassContext()
     records = PassManager(parse_pipeline("verify,dce,cse")).run(module, ctx)
-    assert [(r.name, r.runs, r.position, r.ops_before, r.ops_after, r.changed) for r in records] == [
+    assert [
+        (r.name, r.runs, r.position, r.ops_before, r.ops_after, r.changed) for r in records
+    ] == [
         ("verify", 1, 0, 3, 3, False),
         ("dce", 1, 1, 3, 1, True),
         ("cse", 1, 2, 1, 1, False),
@@ -116,8 +118,9 @@ def test_merge_records_adds_runs_by_name() -> None:
 
 def test_verify_each_names_the_pass_that_broke_the_ir() -> None:
     module = parse_module(DEAD)
-    pm = PassManager([parse_pipeline("cse")[0], BreakTypesPass()], verify_each=True,
-                     label="contract")
+    pm = PassManager(
+        [parse_pipeline("cse")[0], BreakTypesPass()], verify_each=True, label="contract"
+    )
     with pytest.raises(PassError) as info:
         pm.run(module, PassContext())
     assert str(info.value) == (

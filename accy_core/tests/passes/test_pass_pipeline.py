@@ -111,11 +111,19 @@ def test_unknown_option_lists_the_pass_options() -> None:
 @pytest.mark.parametrize(
     ("text", "expected", "column"),
     [
-        ("einsum-lowering{strategy=best}", "option 'strategy' expects one of greedy, beam, got 'best'", 26),
+        (
+            "einsum-lowering{strategy=best}",
+            "option 'strategy' expects one of greedy, beam, got 'best'",
+            26,
+        ),
         ("einsum-lowering{beam-width=8.5}", "option 'beam-width' expects an int, got '8.5'", 28),
         ("test-options{enabled=yes}", "option 'enabled' expects true or false, got 'yes'", 22),
         ("test-options{ratio=fast}", "option 'ratio' expects a float, got 'fast'", 20),
-        ("test-options{tile-sizes=4}", "expected '[' to open the int list of option 'tile-sizes'", 25),
+        (
+            "test-options{tile-sizes=4}",
+            "expected '[' to open the int list of option 'tile-sizes'",
+            25,
+        ),
     ],
 )
 def test_bad_value_names_the_expected_type(text: str, expected: str, column: int) -> None:
@@ -194,15 +202,14 @@ def test_named_pipelines() -> None:
 def test_listing_pass_names_imports_no_pass_module() -> None:
     code = (
         "import sys; import accy.passes as p; names = p.pass_names(); "
-        "assert 'einsum-lowering' in names and 'canonicalize' in names; "
-        "loaded = sorted(m for m in sys.modules if m.startswith('accy.passes.')); print(loaded)"
+        "print(names); print(sorted(m for m in sys.modules if m.startswith('accy.passes.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = eval(out.stdout)
-    assert loaded == [
-        "accy.passes.analysis", "accy.passes.base", "accy.passes.manager",
-        "accy.passes.pipeline", "accy.passes.registry", "accy.passes.stages",
-    ]
+    names_line, loaded_line = out.stdout.splitlines()
+    names, loaded = eval(names_line), eval(loaded_line)
+    assert {"canonicalize", "einsum-lowering", "fusion", "legalize"} <= set(names)
+    pass_modules = {"accy.passes." + n.replace("-", "_") for n in names}
+    assert not pass_modules & set(loaded), loaded
 
 
 def test_pass_names_include_registered_test_pass() -> None:

@@ -52,8 +52,13 @@ def test_contract_stage_removes_dead_and_repeated_work_on_a_copy() -> None:
     assert module.to_text() == text  # the input is untouched
     assert product.stage == "contract"
     assert module.op_count() == 4 and product.module.op_count() == 2
-    assert [r.name for r in product.records] == ["verify", "canonicalize", "constant-fold",
-                                                 "cse", "dce"]
+    assert [r.name for r in product.records] == [
+        "verify",
+        "canonicalize",
+        "constant-fold",
+        "cse",
+        "dce",
+    ]
     assert [r.position for r in product.records] == [0, 1, 2, 3, 4]
     assert list(product.records) == ctx.records
     assert product.fingerprint == hashlib.sha256(product.module.to_text().encode()).hexdigest()
@@ -73,8 +78,11 @@ def test_each_stage_gets_its_own_snapshot() -> None:
 
 
 def test_unknown_stage_lists_the_stages_in_order() -> None:
-    with pytest.raises(InputError, match="unknown stage 'lowering'; stages in order: "
-                       "contract, tensor, dispatch, memory, kernel, target"):
+    with pytest.raises(
+        InputError,
+        match="unknown stage 'lowering'; stages in order: "
+        "contract, tensor, dispatch, memory, kernel, target",
+    ):
         run_stages(parse_module(PROGRAM), until="lowering")
 
 

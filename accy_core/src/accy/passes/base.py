@@ -48,8 +48,13 @@ __all__ = [
 OPTION_KINDS = ("int", "float", "bool", "str", "ints", "choice")
 
 _KIND_OF_TYPE = {
-    "int": "int", "float": "float", "bool": "bool", "str": "str",
-    "tuple[int, ...]": "ints", "Tuple[int, ...]": "ints", "typing.Tuple[int, ...]": "ints",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "tuple[int, ...]": "ints",
+    "Tuple[int, ...]": "ints",
+    "typing.Tuple[int, ...]": "ints",
 }
 
 
@@ -175,7 +180,10 @@ class Pass:
             return cached
         opts = tuple(
             PassOption(
-                f.name, f.name.replace("_", "-"), _field_kind(cls, f), _default(f),
+                f.name,
+                f.name.replace("_", "-"),
+                _field_kind(cls, f),
+                _default(f),
                 tuple(f.metadata.get("choices", ())),
             )
             for f in dataclasses.fields(cls)

@@ -91,8 +91,9 @@ def fold_op(op: Operation, max_elems: int = MAX_FOLD_ELEMS) -> bool:
     if not op.operands or op.regions or not is_pure(op):
         return False
     new = _fold_dense(op, max_elems)
-    if new is None and any(splat_source(v) is not None and constant_array(v) is None
-                           for v in op.operands):
+    if new is None and any(
+        splat_source(v) is not None and constant_array(v) is None for v in op.operands
+    ):
         new = _fold_splat(op, max_elems)
     if new is None:
         return False

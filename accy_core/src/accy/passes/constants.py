@@ -11,8 +11,16 @@ from accy.errors import VerifyError
 from accy.ir import Block, Operation, TensorType, Value, get_op_def
 
 __all__ = [
-    "MAX_FOLD_ELEMS", "all_blocks", "all_equal_to", "constant_array", "erase_dead", "insert_op",
-    "is_pure", "make_constant", "replace_op", "splat_source",
+    "MAX_FOLD_ELEMS",
+    "all_blocks",
+    "all_equal_to",
+    "constant_array",
+    "erase_dead",
+    "insert_op",
+    "is_pure",
+    "make_constant",
+    "replace_op",
+    "splat_source",
 ]
 
 #: Largest constant (in elements) the contract passes create.

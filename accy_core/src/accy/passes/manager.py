@@ -76,7 +76,8 @@ class PassManager:
             except Exception as e:
                 raise PassError(
                     f"{self._where(p, i)} failed: {type(e).__name__}: {e}",
-                    pass_name=p.name, position=i,
+                    pass_name=p.name,
+                    position=i,
                 ) from e
             wall = time.perf_counter_ns() - start
             changed = True if changed is None else bool(changed)
@@ -107,9 +108,17 @@ def merge_records(records: Iterable[PassRecord]) -> list[PassRecord]:
     for r in records:
         m = merged.get(r.name)
         if m is None:
-            merged[r.name] = PassRecord(r.name, r.runs, r.wall_ns, r.ops_before, r.ops_after,
-                                        -1, r.changed)
+            merged[r.name] = PassRecord(
+                r.name, r.runs, r.wall_ns, r.ops_before, r.ops_after, -1, r.changed
+            )
         else:
-            merged[r.name] = PassRecord(r.name, m.runs + r.runs, m.wall_ns + r.wall_ns,
-                                        m.ops_before, r.ops_after, -1, m.changed or r.changed)
+            merged[r.name] = PassRecord(
+                r.name,
+                m.runs + r.runs,
+                m.wall_ns + r.wall_ns,
+                m.ops_before,
+                r.ops_after,
+                -1,
+                m.changed or r.changed,
+            )
     return list(merged.values())

@@ -159,8 +159,13 @@ def _value(r: _Reader, pass_name: str, opt: PassOption) -> Any:
 def _expected(opt: PassOption) -> str:
     if opt.kind == "choice":
         return "one of " + ", ".join(opt.choices)
-    return {"int": "an int", "float": "a float", "bool": "true or false", "str": "a string",
-            "ints": "a list of ints like [1,2]"}[opt.kind]
+    return {
+        "int": "an int",
+        "float": "a float",
+        "bool": "true or false",
+        "str": "a string",
+        "ints": "a list of ints like [1,2]",
+    }[opt.kind]
 
 
 def _options(r: _Reader, cls: type[Pass]) -> dict[str, Any]:

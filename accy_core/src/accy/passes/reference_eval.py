@@ -28,7 +28,9 @@ def _check_input(i: int, x: object, v: Value) -> np.ndarray:
         )
     if arr.dtype != want.dtype.numpy:
         if not np.can_cast(arr.dtype, want.dtype.numpy, "same_kind"):
-            raise InputError(f"input #{i}: expected dtype {want.dtype}, got {arr.dtype}; cast first")
+            raise InputError(
+                f"input #{i}: expected dtype {want.dtype}, got {arr.dtype}; cast first"
+            )
         arr = arr.astype(want.dtype.numpy)
     return arr
 
@@ -38,13 +40,16 @@ def _run_op(op: Operation, args: list[np.ndarray]) -> list[np.ndarray]:
         return _run_block(op.regions[0].block, args)
     reference = get_op_def(op.name).reference
     if reference is None:
-        raise UnsupportedError(f"'{op.name}' op has no reference semantics to evaluate",
-                               feature=op.name)
+        raise UnsupportedError(
+            f"'{op.name}' op has no reference semantics to evaluate", feature=op.name
+        )
     with np.errstate(all="ignore"):
         results = [np.asarray(r) for r in reference(args, dict(op.attrs))]
     if len(results) != len(op.results):
-        raise InternalError(f"reference of '{op.name}' returned {len(results)} arrays for "
-                            f"{len(op.results)} results; please report")
+        raise InternalError(
+            f"reference of '{op.name}' returned {len(results)} arrays for "
+            f"{len(op.results)} results; please report"
+        )
     for arr, r in zip(results, op.results, strict=True):
         if arr.shape != r.type.shape or arr.dtype != r.type.dtype.numpy:
             raise InternalError(

@@ -19,8 +19,14 @@ from accy.errors import PassError, known_names
 from accy.passes.base import Pass
 
 __all__ = [
-    "find_pass_class", "get_pass_class", "get_pipeline", "pass_names", "pipeline_names",
-    "plugin_problems", "register_pass", "register_pipeline",
+    "find_pass_class",
+    "get_pass_class",
+    "get_pipeline",
+    "pass_names",
+    "pipeline_names",
+    "plugin_problems",
+    "register_pass",
+    "register_pipeline",
 ]
 
 _BUILTIN: dict[str, str] = {
@@ -191,7 +197,9 @@ def _hook_results(hook: str) -> list[Any]:
     caller = getattr(plugins, "call_hook", None)
     if callable(caller):
         return list(caller(hook) or [])
-    get_pm = getattr(plugins, "get_plugin_manager", None) or getattr(plugins, "plugin_manager", None)
+    get_pm = getattr(plugins, "get_plugin_manager", None) or getattr(
+        plugins, "plugin_manager", None
+    )
     if callable(get_pm):
         return list(getattr(get_pm().hook, hook)() or [])
     return []

@@ -145,8 +145,14 @@ def run_stages(
         records = PassManager(passes, verify_each=verify_each, label=stage).run(current, ctx)
         wall = time.perf_counter_ns() - start
         ctx.analyses.invalidate(current)
-        products.append(StageProduct(
-            stage, current, product_fingerprint(current), tuple(records),
-            _delta(stats_before, ctx.analyses.records()), wall,
-        ))
+        products.append(
+            StageProduct(
+                stage,
+                current,
+                product_fingerprint(current),
+                tuple(records),
+                _delta(stats_before, ctx.analyses.records()),
+                wall,
+            )
+        )
     return products
