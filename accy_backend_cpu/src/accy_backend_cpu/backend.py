@@ -1,0 +1,335 @@
+"""CpuBackend: compile kernel IR to host object code, load it into MCJIT, run work-groups.
+
+Buffers are 64-byte aligned 1-D ``numpy.uint8`` arrays in host memory (``host_view`` and
+``import_host`` are zero-copy). A launch is synchronous: it splits ``[0, groups)`` over a
+persistent thread pool of ``ACCY_NUM_THREADS`` threads (default ``os.cpu_count()``); streams
+and events exist for protocol compatibility and are already complete when returned.
+
+Launch arguments follow the fixed order: buffers (outputs, inputs, optional element-count
+buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte slot.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from accy.codegen import compile_llvm, emit_llvm_ir
+from accy.errors import LaunchError, UnsupportedError
+from accy.kernel import DTYPES, Kernel, dtype_bytes
+
+from accy_backend_cpu._compat import Artifact, Capabilities, TargetProfile
+from accy_backend_cpu.target import CpuTarget, default_num_threads
+from accy_backend_cpu.threadpool import WorkgroupPool
+
+__all__ = ["CpuBackend", "LoadedKernel"]
+
+_NUMPY = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "i32": np.int32,
+    "i64": np.int64,
+    "u32": np.uint32,
+    "bool": np.bool_,
+}
+_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B"}
+_KERNEL_FN = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
+)
+_EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
+
+
+@dataclass
+class LoadedKernel:
+    """A kernel loaded into a JIT engine; ``function(bufs, scalars, begin, end, nwg)``."""
+
+    artifact: Any
+    engine: Any
+    function: Any
+    metadata: dict[str, Any]
+
+
+class _Handle:
+    """A CPU stream or event: work is complete when a launch returns."""
+
+    complete = True
+
+
+class CpuBackend:
+    """The accy backend protocol on the host CPU (see ``accy.backend.protocol``).
+
+    Args:
+        num_threads: launch threads; default ``ACCY_NUM_THREADS`` or ``os.cpu_count()``.
+        target: the :class:`CpuTarget` (default: this host, O3).
+    """
+
+    name = "cpu"
+
+    def __init__(self, num_threads: int | None = None, target: CpuTarget | None = None) -> None:
+        self.target = target or CpuTarget()
+        self.pool = WorkgroupPool(num_threads or default_num_threads())
+        self._jit_lock = threading.Lock()
+        self._caps: Any = None
+
+    # description ------------------------------------------------------------------------
+    def capabilities(self) -> Any:
+        """Return the host's :class:`Capabilities` (all six dtypes, f64 math, atomics)."""
+        if self._caps is None:
+            self._caps = Capabilities(
+                backend="cpu",
+                device_name=f"{self.target.cpu} ({os.cpu_count()} threads)",
+                device_fingerprint=self.target.fingerprint(),
+                dtypes=frozenset(DTYPES),
+                artifact_formats=("obj",),
+                max_workgroup_size=1024,
+                subgroup_size=1,
+                shared_memory_bytes=65536,
+                features=frozenset({"f64", "i64", "f64_math", "float_atomics", "host_memory"}),
+            )
+        return self._caps
+
+    def target_profile(self) -> Any:
+        """Return the :class:`TargetProfile` built from :meth:`capabilities`."""
+        return TargetProfile.from_capabilities(self.capabilities())
+
+    # compilation ------------------------------------------------------------------------
+    def _check(self, kernel: Kernel) -> None:
+        if kernel.workgroup_size > 1024:
+            raise UnsupportedError(
+                f"kernel {kernel.name!r}: workgroup_size "
+                f"{kernel.workgroup_size} exceeds the CPU limit 1024",
+                feature="workgroup_size",
+                backend="cpu",
+            )
+        shared = sum(a.size_elems * dtype_bytes(a.dtype) for a in kernel.shared)
+        if shared > 65536:
+            raise UnsupportedError(
+                f"kernel {kernel.name!r}: {shared} bytes of shared memory "
+                f"exceed the CPU limit 65536",
+                feature="shared_memory",
+                backend="cpu",
+            )
+
+    def compile(self, kernel: Kernel, options: dict[str, Any] | None = None) -> Any:
+        """Compile ``kernel`` to an ``"obj"`` :class:`Artifact` (object code for this host).
+
+        Options: ``noalias`` (bool, default True: buffers of one launch are distinct).
+
+        Raises:
+            VerifyError: invalid kernel. UnsupportedError: exceeds CPU limits.
+            CodegenError: LLVM rejected the IR or crashed (worker process).
+        """
+        options = dict(options or {})
+        noalias = bool(options.get("noalias", True))
+        self._check(kernel)
+        text = emit_llvm_ir(kernel, self.target, noalias=noalias)
+        data = compile_llvm(self.target.request(text, ("obj",)))["obj"]
+        metadata = {
+            "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
+            "scalars": [[s.name, s.dtype] for s in kernel.scalars],
+            "workgroup_size": kernel.workgroup_size,
+            "noalias": noalias,
+            "triple": self.target.triple,
+            "cpu": self.target.cpu,
+            "target_fingerprint": self.target.fingerprint(),
+            "kernel_fingerprint": kernel.fingerprint(),
+        }
+        return Artifact(
+            backend="cpu",
+            kernel_name=kernel.name,
+            format="obj",
+            data=data,
+            entry=kernel.name,
+            metadata=metadata,
+        )
+
+    def emit(self, kernel: Kernel, format: str) -> bytes:
+        """Return ahead-of-time output: ``"llvm"`` (generated IR text), ``"llvm-opt"``,
+        ``"asm"`` or ``"obj"``.
+
+        Raises:
+            UnsupportedError: unknown format.
+        """
+        if format not in _EMIT_FORMATS:
+            raise UnsupportedError(
+                f"cpu emit: unknown format {format!r}; known: {', '.join(_EMIT_FORMATS)}",
+                feature=format,
+                backend="cpu",
+            )
+        self._check(kernel)
+        text = emit_llvm_ir(kernel, self.target)
+        if format == "llvm":
+            return text.encode()
+        return compile_llvm(self.target.request(text, (format,)))[format]
+
+    def load(self, artifact: Any) -> LoadedKernel:
+        """Load an ``"obj"`` artifact into a fresh MCJIT engine.
+
+        Raises:
+            LaunchError: wrong backend/format, or built for another CPU.
+        """
+        import llvmlite.binding as llvm
+
+        if artifact.backend != "cpu" or artifact.format != "obj":
+            raise LaunchError(
+                f"cpu load: needs a cpu 'obj' artifact, got "
+                f"{artifact.backend!r} {artifact.format!r}"
+            )
+        if artifact.metadata.get("target_fingerprint") != self.target.fingerprint():
+            raise LaunchError(
+                f"cpu load: artifact {artifact.kernel_name!r} was built for "
+                f"another CPU or LLVM ({artifact.metadata.get('cpu')}); recompile"
+            )
+        with self._jit_lock:
+            tm = llvm.Target.from_triple(self.target.triple).create_target_machine(
+                cpu=self.target.cpu, features=self.target.features, jit=True
+            )
+            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+            engine.add_object_file(llvm.ObjectFileRef.from_data(artifact.data))
+            engine.finalize_object()
+            address = engine.get_function_address(artifact.entry)
+        if not address:
+            raise LaunchError(f"cpu load: entry {artifact.entry!r} not found in the object")
+        return LoadedKernel(artifact, engine, _KERNEL_FN(address), dict(artifact.metadata))
+
+    # memory -----------------------------------------------------------------------------
+    def allocate(self, nbytes: int) -> np.ndarray:
+        """Return an uninitialised 64-byte aligned host buffer of ``nbytes`` bytes."""
+        raw = np.empty(nbytes + 64, np.uint8)
+        offset = (-raw.ctypes.data) % 64
+        return raw[offset : offset + nbytes]
+
+    def write(self, buf: np.ndarray, array: np.ndarray) -> None:
+        """Copy ``array``'s bytes to the start of ``buf``."""
+        data = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        buf[: data.size] = data
+
+    def read(self, buf: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Copy the first ``out.nbytes`` bytes of ``buf`` into ``out`` and return it."""
+        out.reshape(-1).view(np.uint8)[:] = buf[: out.nbytes]
+        return out
+
+    def fill(self, buf: np.ndarray, byte_value: int) -> None:
+        """Set every byte of ``buf`` to ``byte_value``."""
+        buf.fill(byte_value)
+
+    def copy(self, src: np.ndarray, dst: np.ndarray, nbytes: int) -> None:
+        """Copy ``nbytes`` bytes from ``src`` to ``dst``."""
+        dst[:nbytes] = src[:nbytes]
+
+    def free(self, buf: np.ndarray) -> None:
+        """Release ``buf`` (memory is reclaimed when the last reference goes)."""
+
+    def host_view(self, buf: np.ndarray, dtype: Any, shape: Sequence[int]) -> np.ndarray:
+        """Return a zero-copy numpy view of ``buf`` (``dtype`` numpy or kernel dtype)."""
+        dt = np.dtype(_NUMPY.get(dtype, dtype)) if isinstance(dtype, str) else np.dtype(dtype)
+        count = int(np.prod(shape)) if len(shape) else 1
+        return buf[: count * dt.itemsize].view(dt).reshape(tuple(shape))
+
+    def import_host(self, array: np.ndarray) -> np.ndarray | None:
+        """Return ``array``'s memory as a buffer without copying (None if not contiguous)."""
+        if not array.flags.c_contiguous:
+            return None
+        return array.reshape(-1).view(np.uint8)
+
+    # execution --------------------------------------------------------------------------
+    def launch(
+        self,
+        loaded: LoadedKernel,
+        geometry: Any,
+        buffers: Sequence[np.ndarray],
+        scalars: Sequence[tuple[str, int | float]],
+        stream: Any = None,
+        wait_events: Sequence[Any] = (),
+        signal_event: Any = None,
+    ) -> None:
+        """Run ``loaded`` over ``geometry`` and return when it is done.
+
+        Raises:
+            LaunchError: buffer/scalar count or dtype mismatch, wrong work-group size, or the
+                same buffer passed twice to a ``noalias`` kernel.
+        """
+        meta = loaded.metadata
+        name = loaded.artifact.kernel_name
+        pointers = self._pointers(name, meta, buffers)
+        slots = self._scalars(name, meta, scalars)
+        if geometry.workgroup_size != meta["workgroup_size"]:
+            raise LaunchError(
+                f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
+                f"differs from the kernel's {meta['workgroup_size']}"
+            )
+        groups = int(geometry.groups)
+        if groups <= 0:
+            return
+        fn = loaded.function
+
+        def run(begin: int, end: int) -> None:
+            fn(pointers, slots, begin, end, groups)
+
+        self.pool.run(run, groups, meta["workgroup_size"])
+
+    def _pointers(self, name: str, meta: dict[str, Any], buffers: Sequence[Any]) -> Any:
+        expected = meta["buffers"]
+        if len(buffers) != len(expected):
+            raise LaunchError(
+                f"launch {name!r}: expected {len(expected)} buffers "
+                f"({', '.join(b[0] for b in expected)}), got {len(buffers)}"
+            )
+        addresses = []
+        for (bname, dtype, _), buf in zip(expected, buffers, strict=True):
+            if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8:
+                raise LaunchError(
+                    f"launch {name!r}: buffer {bname!r} must be a cpu buffer "
+                    f"(numpy uint8 array from allocate), got {type(buf).__name__}"
+                )
+            if buf.nbytes % dtype_bytes(dtype):
+                raise LaunchError(
+                    f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
+                    f"not a whole number of {dtype} elements"
+                )
+            addresses.append(buf.ctypes.data)
+        if meta.get("noalias", True) and len(set(addresses)) != len(addresses):
+            raise LaunchError(
+                f"launch {name!r}: the same buffer is passed twice; compile "
+                "with options={'noalias': False} to allow aliasing buffers"
+            )
+        return (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
+
+    def _scalars(self, name: str, meta: dict[str, Any], scalars: Sequence[Any]) -> Any:
+        expected = meta["scalars"]
+        if len(scalars) != len(expected):
+            raise LaunchError(
+                f"launch {name!r}: expected {len(expected)} scalars "
+                f"({', '.join(s[0] for s in expected)}), got {len(scalars)}"
+            )
+        slots = ctypes.create_string_buffer(8 * max(1, len(expected)))
+        for i, ((sname, dtype), (given, value)) in enumerate(zip(expected, scalars, strict=True)):
+            if given != dtype:
+                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, got {given}")
+            v = _NUMPY[dtype](value).item()
+            struct.pack_into(_PACK[dtype], slots, 8 * i, int(v) if dtype == "bool" else v)
+        return slots
+
+    def create_stream(self) -> _Handle:
+        """Return a stream (launches on the CPU are synchronous)."""
+        return _Handle()
+
+    def create_event(self) -> _Handle:
+        """Return an event (always complete)."""
+        return _Handle()
+
+    def synchronize(self, scope: Any = None) -> None:
+        """Wait for outstanding work (none: launches are synchronous)."""
+
+    def destroy(self, obj: Any) -> None:
+        """Release a stream, event or loaded kernel."""
+
+    def close(self) -> None:
+        """Stop the thread pool."""
+        self.pool.shutdown()

@@ -1,0 +1,46 @@
+"""Entry point of the CPU backend plugin (``[project.entry-points.accy] cpu``).
+
+Imports nothing heavy: llvmlite is imported by ``probe()``/``open()``, not at plugin load.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+
+hookimpl = pluggy.HookimplMarker("accy")
+
+
+def _probe() -> Any:
+    from accy_backend_cpu._compat import ProbeResult
+
+    try:
+        import llvmlite.binding as llvm
+
+        llvm.initialize_native_target()
+    except Exception as e:  # noqa: BLE001 - the reason is the answer
+        return ProbeResult(False, f"llvmlite unusable: {type(e).__name__}: {e}")
+    return ProbeResult(True, "")
+
+
+def _open() -> Any:
+    from accy_backend_cpu.backend import CpuBackend
+
+    return CpuBackend()
+
+
+@hookimpl
+def accy_backends() -> list[Any]:
+    """Return the CPU backend descriptor."""
+    from accy_backend_cpu._compat import BackendDescriptor
+
+    return [
+        BackendDescriptor(
+            name="cpu",
+            api_version=1,
+            probe=_probe,
+            open=_open,
+            description="host CPU through llvmlite (LLVM JIT), work-groups on a thread pool",
+        )
+    ]

@@ -1,0 +1,92 @@
+"""CpuTarget: the host as an LLVM target (triple, CPU name and features, O3 with vectorizers).
+
+Pure: no device state. The generator runs in CPU mode (``simt = False``): it builds the
+work-group and work-item loops itself (see :mod:`accy.codegen.llvm`). All kernel IR lowers on
+the host: f32/f64 math goes to LLVM intrinsics and from there to libm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cache
+
+from accy.codegen import BaseTarget, CodegenRequest
+
+__all__ = ["CpuTarget", "host_machine"]
+
+
+@cache
+def host_machine() -> tuple[str, str, str]:
+    """Return ``(triple, cpu name, feature string)`` of this host (cached).
+
+    ``ACCY_CPU_NAME``/``ACCY_CPU_FEATURES`` are not consulted; ahead-of-time builds for other
+    CPUs pass ``cpu``/``features`` to :class:`CpuTarget` explicitly.
+    """
+    import llvmlite.binding as llvm
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return (
+        llvm.get_process_triple(),
+        llvm.get_host_cpu_name(),
+        llvm.get_host_cpu_features().flatten(),
+    )
+
+
+class CpuTarget(BaseTarget):
+    """The host CPU target description.
+
+    Args:
+        cpu, features: override the host CPU name and feature string (ahead-of-time use).
+        opt_level: LLVM optimisation level 0-3 (default 3, loop and SLP vectorization on).
+    """
+
+    name = "cpu"
+    simt = False
+
+    def __init__(
+        self, cpu: str | None = None, features: str | None = None, opt_level: int = 3
+    ) -> None:
+        triple, host_cpu, host_features = host_machine()
+        self.triple = triple
+        self.cpu = host_cpu if cpu is None else cpu
+        self.features = host_features if features is None else features
+        self.opt_level = opt_level
+
+    def fingerprint(self) -> str:
+        """Return a sha256 hex of (cpu, features, LLVM version, accy version)."""
+        import accy
+        import llvmlite.binding as llvm
+
+        parts = (
+            self.triple,
+            self.cpu,
+            self.features,
+            ".".join(map(str, llvm.llvm_version_info)),
+            getattr(accy, "__version__", "0"),
+            str(self.opt_level),
+        )
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    def request(self, llvm_ir: str, outputs: tuple[str, ...] = ("obj",)) -> CodegenRequest:
+        """Return the worker request compiling ``llvm_ir`` for this CPU."""
+        return CodegenRequest(
+            ir=llvm_ir,
+            triple=self.triple,
+            cpu=self.cpu,
+            features=self.features,
+            opt_level=self.opt_level,
+            outputs=outputs,
+            reloc="pic",
+            code_model="jitdefault",
+        )
+
+
+def default_num_threads() -> int:
+    """Return ``ACCY_NUM_THREADS`` if set (>= 1), else ``os.cpu_count()``."""
+    value = os.environ.get("ACCY_NUM_THREADS", "")
+    try:
+        return max(1, int(value)) if value else max(1, os.cpu_count() or 1)
+    except ValueError:
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,69 @@
+"""A persistent pool that runs ranges of work-groups on worker threads.
+
+ctypes releases the GIL while a kernel runs, so threads execute kernels in parallel. The
+calling thread runs the first range itself; small launches never touch the pool.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+__all__ = ["WorkgroupPool", "split_range"]
+
+
+def split_range(total: int, parts: int) -> list[tuple[int, int]]:
+    """Split ``[0, total)`` into at most ``parts`` contiguous, nearly equal ranges."""
+    parts = max(1, min(parts, total))
+    base, extra = divmod(total, parts)
+    out, start = [], 0
+    for i in range(parts):
+        stop = start + base + (1 if i < extra else 0)
+        out.append((start, stop))
+        start = stop
+    return out
+
+
+class WorkgroupPool:
+    """Run ``fn(begin, end)`` over ``[0, groups)`` split across ``num_threads`` threads.
+
+    Args:
+        num_threads: threads including the caller (>= 1).
+        min_items_per_thread: launches with fewer work-items per thread run inline.
+    """
+
+    def __init__(self, num_threads: int, min_items_per_thread: int = 16384) -> None:
+        self.num_threads = max(1, num_threads)
+        self.min_items_per_thread = min_items_per_thread
+        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    self.num_threads - 1, thread_name_prefix="accy-cpu"
+                )
+            return self._executor
+
+    def run(self, fn: Callable[[int, int], None], groups: int, items_per_group: int) -> None:
+        """Call ``fn`` on ranges covering ``[0, groups)``; re-raise the first failure."""
+        useful = (groups * items_per_group) // self.min_items_per_thread
+        parts = min(self.num_threads, groups, max(1, useful))
+        if parts <= 1:
+            fn(0, groups)
+            return
+        ranges = split_range(groups, parts)
+        pool = self._pool()
+        futures: list[Future[None]] = [pool.submit(fn, b, e) for b, e in ranges[1:]]
+        fn(*ranges[0])
+        for f in futures:
+            f.result()
+
+    def shutdown(self) -> None:
+        """Stop the worker threads (a later ``run`` starts new ones)."""
+        with self._lock:
+            if self._executor is not None:
+                self._executor.shutdown(wait=True)
+                self._executor = None
