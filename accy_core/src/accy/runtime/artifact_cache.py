@@ -1,0 +1,176 @@
+"""On-disk cache of compiled artifacts, safe against concurrent processes and corruption.
+
+Entry file format (one file per key, ``<sha256(key)>.acart``)::
+
+    b"ACCYART\\0"   magic (8 bytes)
+    u32 version     little-endian, currently 1
+    u32 header_len  little-endian
+    header          JSON: backend, kernel_name, format, entry, metadata, payload_len, key
+    payload         the artifact bytes (payload_len)
+    sha256          32 bytes over everything before it
+
+Writes go to a temporary file in the same directory and are published with ``os.replace``
+(atomic on POSIX and Windows), so readers see a whole entry or none. An entry that is
+truncated, corrupt, of another version or for another key is deleted and counted as a miss
+(``corrupt`` counts those) — never trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "ArtifactCache", "default_cache_directory"]
+
+MAGIC = b"ACCYART\0"
+FORMAT_VERSION = 1
+_DIGEST = 32
+
+
+def default_cache_directory() -> Path | None:
+    """Return the default artifact directory, or ``None`` when disk caching is disabled.
+
+    ``ACCY_DISABLE_DISK_CACHE=1`` disables it; otherwise ``accy.config``'s cache directory
+    when that module provides one, else ``platformdirs.user_cache_dir("accy")/artifacts``.
+    """
+    if os.environ.get("ACCY_DISABLE_DISK_CACHE", "") not in ("", "0"):
+        return None
+    try:
+        from accy import config  # type: ignore[attr-defined]
+
+        base = getattr(config, "cache_dir", None)
+        base = base() if callable(base) else base
+        if base:
+            return Path(base) / "artifacts"
+    except ImportError:
+        pass
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("accy")) / "artifacts"
+
+
+def _artifact_type() -> Any:
+    try:
+        from accy.backend import Artifact  # type: ignore[attr-defined]
+    except ImportError:  # until accy.backend exists: same fields, plain namespace
+        from types import SimpleNamespace
+
+        return SimpleNamespace
+    return Artifact
+
+
+class ArtifactCache:
+    """A directory of artifacts keyed by strings (e.g. kernel + target fingerprints).
+
+    Args:
+        directory: where entries live (created on first store); ``None`` = the default from
+            :func:`default_cache_directory` (which may disable the cache).
+
+    Attributes:
+        hits, misses, corrupt: counters since construction (``corrupt`` entries also count
+            as misses).
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_directory()
+        self.hits = 0
+        self.misses = 0
+        self.corrupt = 0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the cache reads and writes files."""
+        return self.directory is not None
+
+    def path_for(self, key: str) -> Path:
+        """Return the entry file for ``key``.
+
+        Raises:
+            RuntimeError: the cache is disabled.
+        """
+        if self.directory is None:
+            raise RuntimeError("artifact cache is disabled (ACCY_DISABLE_DISK_CACHE)")
+        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".acart")
+
+    def load(self, key: str) -> Any | None:
+        """Return the artifact stored under ``key``, or ``None`` (miss, disabled, corrupt)."""
+        if self.directory is None:
+            self.misses += 1
+            return None
+        path = self.path_for(key)
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        artifact = self._decode(blob, key)
+        if artifact is None:
+            self.corrupt += 1
+            self.misses += 1
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        self.hits += 1
+        return artifact
+
+    def store(self, key: str, artifact: Any) -> None:
+        """Write ``artifact`` under ``key`` atomically (no-op when disabled)."""
+        if self.directory is None:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        header = json.dumps(
+            {
+                "key": key,
+                "backend": artifact.backend,
+                "kernel_name": artifact.kernel_name,
+                "format": artifact.format,
+                "entry": artifact.entry,
+                "metadata": artifact.metadata,
+                "payload_len": len(artifact.data),
+            },
+            sort_keys=True,
+        ).encode()
+        body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(header)) + header + artifact.data
+        blob = body + hashlib.sha256(body).digest()
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, self.path_for(key))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    @staticmethod
+    def _decode(blob: bytes, key: str) -> Any | None:
+        fixed = len(MAGIC) + 8
+        if len(blob) < fixed + _DIGEST or not blob.startswith(MAGIC):
+            return None
+        body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
+        if hashlib.sha256(body).digest() != digest:
+            return None
+        version, header_len = struct.unpack_from("<II", blob, len(MAGIC))
+        if version != FORMAT_VERSION or fixed + header_len > len(body):
+            return None
+        try:
+            header = json.loads(body[fixed : fixed + header_len])
+        except ValueError:
+            return None
+        payload = body[fixed + header_len :]
+        if header.get("key") != key or header.get("payload_len") != len(payload):
+            return None
+        return _artifact_type()(
+            backend=header["backend"],
+            kernel_name=header["kernel_name"],
+            format=header["format"],
+            data=bytes(payload),
+            entry=header["entry"],
+            metadata=header["metadata"],
+        )
