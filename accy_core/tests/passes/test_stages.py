@@ -156,3 +156,19 @@ def test_reference_evaluator_refuses_ops_without_semantics() -> None:
     module = parse_module(text)
     with pytest.raises(UnsupportedError, match="'test.opaque' op has no reference semantics"):
         evaluate(module, "f", [np.zeros(4, np.float32), np.zeros(4, np.float32)])
+
+
+SCALAR_TRANSPOSE = """\
+module {
+  func @s(%arg0: f32[]) -> (f32[]) {
+    %0 = tensor.transpose %arg0 {perm = []} : (f32[]) -> f32[]
+    func.return %0 : (f32[]) -> ()
+  }
+}
+"""
+
+
+def test_reference_evaluator_keeps_scalars_scalar() -> None:
+    # np.ascontiguousarray turns 0-d arrays into 1-d ones; the transpose reference used it.
+    (out,) = evaluate(parse_module(SCALAR_TRANSPOSE), "s", [np.float32(2.5)])
+    assert out.shape == () and out == 2.5

@@ -91,7 +91,7 @@ register_op(OpDef("tensor.reshape", 1, _reshape_infer,
                   lambda xs, a: [xs[0].reshape(tuple(a["shape"])).copy()],
                   attrs={"shape": "ints"}, summary="row-major reshape"))
 register_op(OpDef("tensor.transpose", 1, _transpose_infer,
-                  lambda xs, a: [np.ascontiguousarray(np.transpose(xs[0], tuple(a["perm"])))],
+                  lambda xs, a: [np.transpose(xs[0], tuple(a["perm"])).copy()],  # keeps 0-d
                   attrs={"perm": "ints"}, summary="permute axes"))
 register_op(OpDef("tensor.iota", 0, _iota_infer, _iota_ref,
                   attrs={"shape": "ints", "dim": "int", "dtype": "dtype"},
