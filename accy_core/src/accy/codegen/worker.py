@@ -51,6 +51,9 @@ class CodegenRequest:
         loop_vectorize, slp_vectorize: vectorizer switches at ``opt_level`` >= 2.
         reloc, code_model: target-machine relocation and code model.
         abort_for_testing: make the child abort (tests of the crash path only).
+        link_libraries: paths of LLVM libraries, bitcode (``.bc``) or text (``.ll``), linked
+            into the module before optimization (NVPTX: libdevice). Their definitions are
+            made internal and a GlobalDCE pass drops every one the kernel does not call.
     """
 
     ir: str
@@ -66,6 +69,7 @@ class CodegenRequest:
     code_model: str = "jitdefault"
     abort_for_testing: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    link_libraries: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------- the compilation itself
@@ -91,6 +95,27 @@ def _excerpt(text: str, message: str, context: int = 3) -> str:
     return "\n".join(f"{i + 1:5d}  {lines[i]}" for i in range(lo, hi))
 
 
+def _link_libraries(llvm: Any, module: Any, tm: Any, request: CodegenRequest) -> None:
+    """Link each library, internalize its definitions, then drop the unused ones (GlobalDCE)."""
+    for path in request.link_libraries:
+        try:
+            data = Path(path).read_bytes()
+            lib = llvm.parse_assembly(data.decode()) if path.endswith(".ll") else (
+                llvm.parse_bitcode(data))
+        except (OSError, RuntimeError, UnicodeDecodeError) as e:
+            raise CodegenError(f"codegen: cannot read library {path!r}: {e}") from None
+        defined = {f.name for f in lib.functions if not f.is_declaration}
+        lib.triple, lib.data_layout = module.triple, module.data_layout
+        module.link_in(lib)
+        for f in module.functions:
+            if f.name in defined and not f.is_declaration:
+                f.linkage = "internal"
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=0))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_global_dead_code_eliminate_pass()
+    mpm.run(module, pb)
+
+
 def compile_here(request: CodegenRequest) -> dict[str, bytes]:
     """Compile ``request`` in this process and return ``{output kind: bytes}``.
 
@@ -113,8 +138,10 @@ def compile_here(request: CodegenRequest) -> dict[str, bytes]:
         module.verify()
     except RuntimeError as e:
         msg = str(e).strip()
+        lines = msg.splitlines() or [""]
+        first = next((ln for ln in lines if "error:" in ln), lines[0])
         raise CodegenError(
-            f"codegen: LLVM rejected the generated IR: {msg.splitlines()[0]}",
+            f"codegen: LLVM rejected the generated IR: {first.strip()}",
             llvm_message=msg,
             ir_excerpt=_excerpt(request.ir, msg),
         ) from None
@@ -132,6 +159,8 @@ def compile_here(request: CodegenRequest) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     if "llvm" in request.outputs:
         out["llvm"] = str(module).encode()
+    if request.link_libraries:
+        _link_libraries(llvm, module, tm, request)
     pto = llvm.create_pipeline_tuning_options(speed_level=request.opt_level)
     pto.loop_vectorization = request.loop_vectorize and request.opt_level >= 2
     pto.slp_vectorization = request.slp_vectorize and request.opt_level >= 2
