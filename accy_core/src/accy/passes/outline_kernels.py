@@ -1,7 +1,9 @@
 """Outline each ``dispatch.region`` into a portable kernel-IR :class:`accy.kernel.Kernel`.
 
-Buffers follow the fixed launch order: ``out0`` (write), then ``in0..inN`` (read). Shapes are
-static, so element counts are constants in the kernel and there are no scalars.
+Buffers follow the fixed launch order: ``out0`` (write), then ``in0..inN`` (read). An input
+the memory plan updates in place is not a separate buffer: the kernel reads it through
+``out0`` (then ``readwrite``), so no two bound buffers ever alias. Shapes are static, so
+element counts are constants in the kernel and there are no scalars.
 
 - ``map`` regions: one work-item per output element, ``gid < n`` guard.
 - ``reduce`` regions (``reduce.*``, ``dot_general``): one work-item per output element with a
@@ -70,6 +72,7 @@ class _Emitter:
         self.region = region
         self.block = region.regions[0].block
         self.args = {a: k for k, a in enumerate(self.block.args)}
+        self.in_place = frozenset(region.attrs.get("in_place", ()))
         self.stmts: list[Stmt] = []
         self.memo: dict[object, Expr] = {}
         self.n = 0
@@ -103,9 +106,13 @@ class _Emitter:
         self.memo[key] = e
         return e
 
+    def buffer_of(self, k: int) -> str:
+        """Buffer name of region input ``k`` (``out0`` when the output reuses it in place)."""
+        return "out0" if k in self.in_place else f"in{k}"
+
     def _compute(self, v: Value, idx: Index) -> Expr:
         if v in self.args:
-            return Load(f"in{self.args[v]}", idx.linear, v.type.dtype.value)
+            return Load(self.buffer_of(self.args[v]), idx.linear, v.type.dtype.value)
         op = v.defining_op
         name, src = op.name, op.operands
         if name == "tensor.constant":
@@ -248,8 +255,10 @@ def outline_region(region: Operation, name: str) -> tuple[Kernel, int]:
         body, ws, groups, shared = _emit_reduce(em, out)
     else:
         body, ws, groups = _emit_map(em, out)
-    buffers = [BufferParam("out0", out.type.dtype.value, "write")]
-    buffers += [BufferParam(f"in{k}", a.type.dtype.value, "read") for k, a in enumerate(em.block.args)]
+    access = "readwrite" if em.in_place else "write"
+    buffers = [BufferParam("out0", out.type.dtype.value, access)]
+    buffers += [BufferParam(f"in{k}", a.type.dtype.value, "read")
+                for k, a in enumerate(em.block.args) if k not in em.in_place]
     kernel = Kernel(name=name, buffers=tuple(buffers), scalars=(), body=tuple(body),
                     workgroup_size=ws, shared=shared)
     return kernel, groups

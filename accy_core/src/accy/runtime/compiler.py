@@ -31,7 +31,8 @@ def artifact_key(backend_name: str, device_fingerprint: str, kernel_fingerprint:
 def _disk_cache():
     from accy.runtime.artifact_cache import ArtifactCache
 
-    return ArtifactCache.default()
+    cache = ArtifactCache()
+    return cache if cache.enabled else None
 
 
 def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = None) -> Any:

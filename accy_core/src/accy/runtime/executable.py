@@ -79,7 +79,7 @@ class Executable:
                 raise InputError(
                     f"{name} input #{i}: expected shape {list(t.shape)} ({t}), got {list(arr.shape)}"
                 )
-            arrays.append(np.ascontiguousarray(arr))
+            arrays.append(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))
         return arrays
 
     def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:

@@ -80,12 +80,14 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     )
     for op in fn.body.ops:
         if op.name == "tensor.constant":
-            g.constants[op.attrs["slot"]] = np.ascontiguousarray(op.attrs["value"])
+            g.constants[op.attrs["slot"]] = np.array(op.attrs["value"], order="C")
         elif op.name == "dispatch.region":
             name = op.attrs["kernel"]
             g.kernels[name] = kernels[name]
             g.launches.append(GraphLaunch(
                 name, op.attrs["groups"], op.attrs["workgroup_size"],
-                tuple(op.attrs["out_slots"]) + tuple(op.attrs["in_slots"]),
+                tuple(op.attrs["out_slots"]) + tuple(
+                    s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
+                ),
             ))
     return g
