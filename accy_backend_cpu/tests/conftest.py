@@ -15,7 +15,13 @@ def cpu():
     backend.close()
 
 
-def run_kernel(backend, kernel, groups, arrays, scalars, options=None):
+@pytest.fixture(scope="session")
+def run_kernel():
+    """Return :func:`_run_kernel`."""
+    return _run_kernel
+
+
+def _run_kernel(backend, kernel, groups, arrays, scalars, options=None):
     """Compile and launch ``kernel``; return copies of ``arrays`` after the launch."""
     loaded = backend.load(backend.compile(kernel, options))
     buffers = []

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from accy.kernel import KernelBuilder, call, interpret, where
 from accy_backend_cpu.backend import CpuBackend
-from conftest import run_kernel
 
 DT = {
     "f32": np.float32,
@@ -18,7 +17,7 @@ DT = {
 }
 
 
-def check_against_interpreter(cpu, kernel, groups, arrays, scalars, exact=False):
+def check_against_interpreter(run_kernel, cpu, kernel, groups, arrays, scalars, exact=False):
     got = run_kernel(cpu, kernel, groups, [a.copy() for a in arrays], scalars)
     want = [a.copy() for a in arrays]
     interpret(kernel, groups, want, scalars)
@@ -30,7 +29,7 @@ def check_against_interpreter(cpu, kernel, groups, arrays, scalars, exact=False)
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64", "u32"])
-def test_elementwise_arithmetic(cpu, dtype):
+def test_elementwise_arithmetic(cpu, dtype, run_kernel):
     kb = KernelBuilder(f"arith_{dtype}", 64)
     o, x, y = (
         kb.buffer("o", dtype, "write"),
@@ -52,10 +51,12 @@ def test_elementwise_arithmetic(cpu, dtype):
     rng = np.random.default_rng(0)
     x = rng.integers(-50, 50, n_elems).astype(DT[dtype])
     y = rng.integers(1, 20, n_elems).astype(DT[dtype])
-    check_against_interpreter(cpu, kb.build(), 5, [np.zeros(n_elems, DT[dtype]), x, y], [n_elems])
+    check_against_interpreter(
+        run_kernel, cpu, kb.build(), 5, [np.zeros(n_elems, DT[dtype]), x, y], [n_elems]
+    )
 
 
-def test_casts_bool_and_mulhi(cpu):
+def test_casts_bool_and_mulhi(cpu, run_kernel):
     kb = KernelBuilder("casts", 32)
     of, ob, ou, oi = (
         kb.buffer("of", "f64", "write"),
@@ -83,7 +84,7 @@ def test_casts_bool_and_mulhi(cpu):
         x,
         rng.random(128) < 0.5,
     ]
-    check_against_interpreter(cpu, kb.build(), 4, arrays, [], exact=True)
+    check_against_interpreter(run_kernel, cpu, kb.build(), 4, arrays, [], exact=True)
 
 
 def reduction_kernel(ws):
@@ -105,7 +106,7 @@ def reduction_kernel(ws):
     return kb.build()
 
 
-def test_shared_memory_tree_reduction(cpu):
+def test_shared_memory_tree_reduction(cpu, run_kernel):
     x = np.arange(1000, dtype=np.float32) % 17
     groups = 8
     (out, _) = run_kernel(
@@ -115,7 +116,7 @@ def test_shared_memory_tree_reduction(cpu):
     np.testing.assert_array_equal(out, padded.reshape(groups, 128).sum(1))
 
 
-def test_atomic_histogram(cpu):
+def test_atomic_histogram(cpu, run_kernel):
     kb = KernelBuilder("hist", 64)
     h, x = kb.buffer("h", "i32", "readwrite"), kb.buffer("x", "i32", "read")
     hf = kb.buffer("hf", "f32", "readwrite")
@@ -133,7 +134,7 @@ def test_atomic_histogram(cpu):
     np.testing.assert_array_equal(hf, np.bincount(x, minlength=10) * 0.5)
 
 
-def test_multithreaded_launch_matches_single_threaded():
+def test_multithreaded_launch_matches_single_threaded(run_kernel):
     kernel = reduction_kernel(64)
     x = np.random.default_rng(3).random(64 * 4096).astype(np.float32)
     args = ([np.zeros(4096, np.float32), x], [len(x)])

@@ -25,12 +25,12 @@ GID = ThreadId("global")
 LID = ThreadId("local")
 
 
-def make(
-    body,
-    buffers=(BufferParam("y", "f32", "write"), BufferParam("x", "f32", "read")),
-    scalars=(ScalarParam("n", "i32"),),
-):
-    return Kernel("k", tuple(buffers), tuple(scalars), tuple(body), 64)
+BUFFERS = (BufferParam("y", "f32", "write"), BufferParam("x", "f32", "read"))
+SCALARS = (ScalarParam("n", "i32"),)
+
+
+def make(body):
+    return Kernel("k", BUFFERS, SCALARS, tuple(body), 64)
 
 
 def test_valid_kernel_passes():

@@ -147,7 +147,7 @@ class FunctionEmitter:
         self.emit(f"store {s.type} {value}, ptr {self.slot_pointer(s)}")
 
     # expressions ------------------------------------------------------------------------
-    def expr(self, e: ir.Expr) -> str:
+    def expr(self, e: ir.Expr) -> str:  # noqa: C901 - one case per op
         """Emit ``e`` and return its LLVM value (register or literal)."""
         match e:
             case ir.Const(value, dtype):

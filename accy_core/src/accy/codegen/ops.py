@@ -54,7 +54,7 @@ def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
     return em.call(callee, t, [(t, x)])
 
 
-def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:
+def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # noqa: C901 - one case per op
     """Emit ``op(a, b)`` with operands of ``dtype``; compares return i1."""
     t = llvm_type(dtype)
     is_float = dtype in _FLOAT

@@ -100,8 +100,11 @@ def _link_libraries(llvm: Any, module: Any, tm: Any, request: CodegenRequest) ->
     for path in request.link_libraries:
         try:
             data = Path(path).read_bytes()
-            lib = llvm.parse_assembly(data.decode()) if path.endswith(".ll") else (
-                llvm.parse_bitcode(data))
+            lib = (
+                llvm.parse_assembly(data.decode())
+                if path.endswith(".ll")
+                else (llvm.parse_bitcode(data))
+            )
         except (OSError, RuntimeError, UnicodeDecodeError) as e:
             raise CodegenError(f"codegen: cannot read library {path!r}: {e}") from None
         defined = {f.name for f in lib.functions if not f.is_declaration}

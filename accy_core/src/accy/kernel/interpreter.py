@@ -193,7 +193,7 @@ def _unary(op: str, x: np.ndarray, dtype: str) -> np.ndarray:
     return _UNARY[op](x).astype(x.dtype)
 
 
-def _binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:  # noqa: C901 - one case per op
     if op in _COMPARE:
         return _COMPARE[op](a, b)
     is_int = a.dtype.kind in "iu"

@@ -107,7 +107,7 @@ class _Checker:
         return VerifyError(f"kernel {self.kernel.name!r}: {where}: {message}", position=where)
 
     # expressions -----------------------------------------------------------------------
-    def expr(self, e: ir.Expr, scope: dict[str, str], where: str) -> None:
+    def expr(self, e: ir.Expr, scope: dict[str, str], where: str) -> None:  # noqa: C901 - one case per op
         if e.dtype not in ir.DTYPES:
             raise self.fail(where, f"unknown dtype {e.dtype!r}; known: {', '.join(ir.DTYPES)}")
         match e:
@@ -225,7 +225,7 @@ class _Checker:
             where = f"stmt {path}{i} `{stmt_lines(s, '')[0].strip()}`"
             self.stmt(s, scope, f"{path}{i}.", where, varying_flow)
 
-    def stmt(
+    def stmt(  # noqa: C901 - one case per statement kind
         self,
         s: ir.Stmt,
         scope: dict[str, str],
