@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accy_backend_cpu._compat import Geometry
+from accy.backend import Geometry
 from accy_backend_cpu.backend import CpuBackend
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from accy.backend import Geometry
 from accy.codegen import CodegenRequest, compile_llvm
 from accy.errors import CodegenError, LaunchError, UnsupportedError
 from accy.kernel import KernelBuilder
 from accy.runtime.artifact_cache import ArtifactCache
-from accy_backend_cpu._compat import Geometry
 
 from accy_backend_cpu import plugin
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import LaunchError, UnsupportedError
 from accy.kernel import DTYPES, Kernel, dtype_bytes
 
-from accy_backend_cpu._compat import Artifact, Capabilities, TargetProfile
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
 

@@ -13,7 +13,7 @@ hookimpl = pluggy.HookimplMarker("accy")
 
 
 def _probe() -> Any:
-    from accy_backend_cpu._compat import ProbeResult
+    from accy.backend import ProbeResult
 
     try:
         import llvmlite.binding as llvm
@@ -33,7 +33,7 @@ def _open() -> Any:
 @hookimpl
 def accy_backends() -> list[Any]:
     """Return the CPU backend descriptor."""
-    from accy_backend_cpu._compat import BackendDescriptor
+    from accy.backend import BackendDescriptor
 
     return [
         BackendDescriptor(

@@ -26,6 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from accy.backend import Artifact
+
 __all__ = ["FORMAT_VERSION", "MAGIC", "ArtifactCache", "default_cache_directory"]
 
 MAGIC = b"ACCYART\0"
@@ -53,16 +55,6 @@ def default_cache_directory() -> Path | None:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("accy")) / "artifacts"
-
-
-def _artifact_type() -> Any:
-    try:
-        from accy.backend import Artifact  # type: ignore[attr-defined]
-    except ImportError:  # until accy.backend exists: same fields, plain namespace
-        from types import SimpleNamespace
-
-        return SimpleNamespace
-    return Artifact
 
 
 class ArtifactCache:
@@ -166,7 +158,7 @@ class ArtifactCache:
         payload = body[fixed + header_len :]
         if header.get("key") != key or header.get("payload_len") != len(payload):
             return None
-        return _artifact_type()(
+        return Artifact(
             backend=header["backend"],
             kernel_name=header["kernel_name"],
             format=header["format"],
