@@ -8,7 +8,6 @@ the host: f32/f64 math goes to LLVM intrinsics and from there to libm.
 from __future__ import annotations
 
 import hashlib
-import os
 from functools import cache
 
 from accy.codegen import BaseTarget, CodegenRequest
@@ -84,9 +83,11 @@ class CpuTarget(BaseTarget):
 
 
 def default_num_threads() -> int:
-    """Return ``ACCY_NUM_THREADS`` if set (>= 1), else ``os.cpu_count()``."""
-    value = os.environ.get("ACCY_NUM_THREADS", "")
-    try:
-        return max(1, int(value)) if value else max(1, os.cpu_count() or 1)
-    except ValueError:
-        return max(1, os.cpu_count() or 1)
+    """Return ``ACCY_NUM_THREADS`` (see ``accy.config``; default ``os.cpu_count()``).
+
+    Raises:
+        InputError: the variable is set to something that is not an integer >= 1.
+    """
+    from accy import config
+
+    return config.num_threads()

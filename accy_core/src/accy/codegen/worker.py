@@ -274,7 +274,9 @@ def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
             worker died (its last stderr lines, e.g. ``LLVM ERROR: ...``).
     """
     global _worker
-    if os.environ.get("ACCY_CODEGEN_IN_PROCESS", "") not in ("", "0"):
+    from accy import config
+
+    if config.codegen_in_process():
         return compile_here(request)
     with _lock:
         if _worker is None or _worker.proc.poll() is not None:

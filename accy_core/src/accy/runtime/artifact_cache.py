@@ -38,23 +38,14 @@ _DIGEST = 32
 def default_cache_directory() -> Path | None:
     """Return the default artifact directory, or ``None`` when disk caching is disabled.
 
-    ``ACCY_DISABLE_DISK_CACHE=1`` disables it; otherwise ``accy.config``'s cache directory
-    when that module provides one, else ``platformdirs.user_cache_dir("accy")/artifacts``.
+    ``ACCY_DISABLE_DISK_CACHE`` disables it; otherwise ``accy.config.cache_dir()/artifacts``
+    (``ACCY_CACHE_DIR`` or ``platformdirs.user_cache_dir("accy")``).
     """
-    if os.environ.get("ACCY_DISABLE_DISK_CACHE", "") not in ("", "0"):
+    from accy import config
+
+    if config.disk_cache_disabled():
         return None
-    try:
-        from accy import config  # type: ignore[attr-defined]
-
-        base = getattr(config, "cache_dir", None)
-        base = base() if callable(base) else base
-        if base:
-            return Path(base) / "artifacts"
-    except ImportError:
-        pass
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("accy")) / "artifacts"
+    return Path(config.cache_dir()) / "artifacts"
 
 
 class ArtifactCache:
