@@ -19,9 +19,7 @@ _EXT = {"llvm": "ll", "asm": "s", "obj": "o", "ptx": "ptx", "spirv": "spv"}
 def _compile(args: argparse.Namespace) -> int:
     from accy.errors import UnsupportedError
     from accy.passes import PassContext, run_stages
-    from accy.plugins import open_backend
-
-    be = open_backend(args.backend)
+    be = _open_for_compile(args.backend)
     caps = be.capabilities()
     if args.emit not in caps.artifact_formats:
         raise UnsupportedError(
@@ -40,6 +38,21 @@ def _compile(args: argparse.Namespace) -> int:
         path.write_bytes(data if isinstance(data, bytes) else data.encode())
         print(path)
     return 0
+
+
+def _open_for_compile(name: str):
+    """Open backend ``name``; if it is unavailable here but its descriptor offers
+    ``open_compile_only`` (CUDA without a driver), open that instead: emitting needs no device."""
+    from accy.errors import BackendUnavailable
+    from accy.plugins import backend_descriptors, open_backend
+
+    try:
+        return open_backend(name)
+    except BackendUnavailable:
+        opener = getattr(backend_descriptors().get(name), "open_compile_only", None)
+        if opener is None:
+            raise
+        return opener()
 
 
 def register(subparsers) -> None:

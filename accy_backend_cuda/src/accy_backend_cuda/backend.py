@@ -1,0 +1,427 @@
+"""CudaBackend: the accy backend protocol over :mod:`accy_backend_cuda.driver`.
+
+Kept apart from ``driver.py`` so that the binding layer stays one small module with two thin
+implementations; this module never imports a binding. Without a driver (``driver=None``)
+the backend is *compile-only*: capabilities, ``compile`` and ``emit`` work for a chosen SM
+(pure llvmlite), and everything that needs a device raises
+:class:`~accy.errors.BackendUnavailable` with the probe's reason.
+
+Device faults: a sticky fault (illegal address, ...) raises :class:`~accy.errors.LaunchError`
+and recreates the context. Loaded kernels reload themselves on their next launch; buffers
+allocated before the fault are gone and raise ``LaunchError`` when used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from accy.backend import Artifact, Capabilities, Geometry, TargetProfile
+from accy.codegen import compile_llvm, emit_llvm_ir
+from accy.errors import (
+    BackendError,
+    BackendUnavailable,
+    CompileError,
+    LaunchError,
+    OutOfResources,
+    UnsupportedError,
+)
+from accy.kernel import Kernel, dtype_bytes
+
+from accy_backend_cuda.target import LLVM_MAX_PTX_ISA, CudaTarget
+from accy_backend_cuda.toolchain import find_libdevice
+
+__all__ = ["CudaBackend", "CudaBuffer", "LoadedKernel"]
+
+_EMIT_FORMATS = ("ptx", "llvm", "llvm-opt")
+_SCALAR_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32,
+                 "i64": np.int64, "bool": np.uint8}
+_OUT_OF_MEMORY = 2  # CUDA_ERROR_OUT_OF_MEMORY
+_MAX_GRID_X = 2**31 - 1
+_STATIC_SHARED_BYTES = 48 * 1024
+
+
+@dataclass
+class CudaBuffer:
+    """A device allocation: pointer, size in bytes, context generation it belongs to."""
+
+    pointer: int
+    nbytes: int
+    generation: int
+
+
+@dataclass
+class LoadedKernel:
+    """A PTX module loaded in one context generation, with its kernel function."""
+
+    artifact: Artifact
+    module: object
+    function: object
+    generation: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+class CudaBackend:
+    """The ``cuda`` backend.
+
+    Args:
+        driver: an opened :class:`~accy_backend_cuda.driver.CudaDriver`, or ``None`` for
+            compile-only use.
+        sm: SM to compile for without a driver (default 90); ignored with a driver.
+        unavailable_reason: compile-only: why there is no driver (for error messages).
+    """
+
+    name = "cuda"
+
+    def __init__(self, driver: Any = None, sm: int = 90, unavailable_reason: str = "") -> None:
+        self.driver = driver
+        self._reason = unavailable_reason or "opened for compile only"
+        self._generation = 0
+        libdevice = find_libdevice()
+        if driver is None:
+            self.info = None
+            self.target = CudaTarget(sm, libdevice=libdevice)
+        else:
+            from accy_backend_cuda.driver import ptx_isa_for_driver
+
+            self.info = driver.info()
+            major, minor = self.info.compute_capability
+            isa = min(ptx_isa_for_driver(self.info.driver_version), LLVM_MAX_PTX_ISA)
+            self.target = CudaTarget(_known_sm(major * 10 + minor), isa, libdevice)
+            self._stream = driver.create_stream()
+        self._caps: Capabilities | None = None
+
+    # description ------------------------------------------------------------------------
+    def capabilities(self) -> Capabilities:
+        """Return the device's capabilities (compile-only: the chosen SM's usual limits)."""
+        if self._caps is None:
+            t, info = self.target, self.info
+            codegen = f"ptx{t.ptx_isa}|{'libdevice' if t.libdevice else 'fastmath'}"
+            if info is None:
+                name, driver, threads, shared, warp = f"compile-only sm_{t.sm}", 0, 1024, 0, 32
+                shared = _STATIC_SHARED_BYTES
+            else:
+                name, driver, threads = info.name, info.driver_version, info.max_threads_per_block
+                shared = min(info.shared_memory_per_block_bytes, _STATIC_SHARED_BYTES)
+                warp = info.warp_size
+            identity = f"{name}|sm_{t.sm}|driver {driver}|{codegen}"
+            features = {"f64", "i64", "float_atomics"} | ({"f64_math"} if t.libdevice else set())
+            self._caps = Capabilities(
+                backend="cuda",
+                device_name=name,
+                device_fingerprint=hashlib.sha256(identity.encode()).hexdigest(),
+                dtypes=frozenset(_SCALAR_TYPES),
+                artifact_formats=_EMIT_FORMATS,
+                max_workgroup_size=threads,
+                subgroup_size=warp,
+                shared_memory_bytes=shared,
+                features=frozenset(features),
+            )
+        return self._caps
+
+    def target_profile(self) -> TargetProfile:
+        """Return the :class:`TargetProfile` built from :meth:`capabilities`."""
+        return TargetProfile.from_capabilities(self.capabilities())
+
+    # compilation ------------------------------------------------------------------------
+    def _target_for(self, sm: str | int | None, noalias: bool = True) -> CudaTarget:
+        t = self.target
+        if sm is None and noalias == t.noalias:
+            return t
+        if sm is None:
+            return CudaTarget(t.sm, t.ptx_isa, t.libdevice, t.opt_level, noalias)
+        return CudaTarget(sm, None, t.libdevice, t.opt_level, noalias)
+
+    def _ptx(self, kernel: Kernel, target: CudaTarget, outputs: tuple[str, ...]) -> dict:
+        text = emit_llvm_ir(kernel, target)
+        request = _request(target, text, outputs)
+        return {"llvm": text.encode(), **compile_llvm(request)}
+
+    def compile(self, kernel: Kernel, options: Mapping[str, object] | None = None) -> Artifact:
+        """Compile ``kernel`` to a ``"ptx"`` :class:`Artifact` for this device's SM.
+
+        Options: ``noalias`` (bool, default True: buffers of one launch are distinct).
+
+        Raises:
+            VerifyError: invalid kernel. CapabilityError: beyond this target's limits.
+            CodegenError: LLVM rejected the IR or crashed (worker process).
+        """
+        noalias = bool((options or {}).get("noalias", True))
+        target = self._target_for(None, noalias)
+        ptx = self._ptx(kernel, target, ("ptx",))["ptx"]
+        metadata = {
+            "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
+            "scalars": [[s.name, s.dtype] for s in kernel.scalars],
+            "workgroup_size": kernel.workgroup_size,
+            "noalias": noalias,
+            "sm": target.sm,
+            "ptx_isa": target.ptx_isa,
+            "libdevice": bool(target.libdevice),
+            "kernel_fingerprint": kernel.fingerprint(),
+        }
+        return Artifact("cuda", kernel.name, "ptx", ptx, kernel.name, metadata)
+
+    def emit(self, kernel: Kernel, format: str, target: str | int | None = None) -> bytes:
+        """Return ``"ptx"``, ``"llvm"`` (generated IR) or ``"llvm-opt"`` for ``kernel``.
+
+        Args:
+            target: SM to compile for (``"sm_90"``); default: the device's (or the
+                compile-only SM).
+
+        Raises:
+            UnsupportedError: unknown format. CapabilityError: unknown SM.
+        """
+        if format not in _EMIT_FORMATS:
+            raise UnsupportedError(
+                f"cuda emit: unknown format {format!r}; known: {', '.join(_EMIT_FORMATS)}",
+                feature=format, backend="cuda",
+            )
+        chosen = self._target_for(target)
+        if format == "llvm":
+            return emit_llvm_ir(kernel, chosen).encode()
+        return self._ptx(kernel, chosen, (format,))[format]
+
+    # device access ------------------------------------------------------------------------
+    def _device(self) -> Any:
+        if self.driver is None:
+            raise BackendUnavailable(
+                f"cuda backend is compile-only here: {self._reason}", backend="cuda",
+                reason=self._reason,
+            )
+        return self.driver
+
+    @contextmanager
+    def _guard(self, what: str) -> Iterator[Any]:
+        from accy_backend_cuda.driver import DriverError, DriverFault
+
+        driver = self._device()
+        try:
+            yield driver
+        except DriverFault as e:
+            self._recover()
+            raise LaunchError(
+                f"cuda {what}: device fault {e.name}; the context was recreated, buffers "
+                "allocated before it are gone; check the kernel's indexing"
+            ) from e
+        except DriverError as e:
+            if e.code == _OUT_OF_MEMORY:
+                raise OutOfResources(f"cuda {what}: out of device memory ({e})",
+                                     resource="device_memory") from e
+            raise BackendError(f"cuda {what}: {e}") from e
+
+    def _recover(self) -> None:
+        self.driver.reset()
+        self._generation += 1
+        self._stream = self.driver.create_stream()
+
+    def load(self, artifact: Artifact) -> LoadedKernel:
+        """JIT-load a ``"ptx"`` artifact into this context.
+
+        Raises:
+            LaunchError: wrong backend or format, or PTX for a newer SM than the device.
+            CompileError: the driver JIT rejected the PTX (its log is in the message).
+        """
+        if artifact.backend != "cuda" or artifact.format != "ptx":
+            raise LaunchError(
+                f"cuda load: needs a cuda 'ptx' artifact, got {artifact.backend!r} "
+                f"{artifact.format!r}"
+            )
+        sm = artifact.metadata.get("sm", 0)
+        if sm > self.target.sm:
+            raise LaunchError(
+                f"cuda load: {artifact.kernel_name!r} was built for sm_{sm}, the device is "
+                f"sm_{self.target.sm}; recompile"
+            )
+        return self._load(artifact)
+
+    def _load(self, artifact: Artifact) -> LoadedKernel:
+        from accy_backend_cuda.driver import DriverError
+
+        driver = self._device()
+        try:
+            module = driver.load_module(artifact.data.decode())
+        except DriverError as e:
+            raise CompileError(
+                f"cuda load: the driver JIT rejected {artifact.kernel_name!r}: {e.name}: "
+                f"{e.detail or '(no log)'}", tool="cuda-jit", stderr=e.detail,
+            ) from e
+        with self._guard("load") as d:
+            function = d.function(module, artifact.entry)
+        return LoadedKernel(artifact, module, function, self._generation, dict(artifact.metadata))
+
+    def allocate(self, nbytes: int) -> CudaBuffer:
+        """Return a device buffer of ``nbytes`` bytes (contents undefined)."""
+        with self._guard("allocate") as d:
+            return CudaBuffer(d.allocate(nbytes), nbytes, self._generation)
+
+    def _live(self, buffer: CudaBuffer, what: str) -> int:
+        if not isinstance(buffer, CudaBuffer):
+            raise LaunchError(f"cuda {what}: expected a cuda buffer, got {type(buffer).__name__}")
+        if buffer.generation != self._generation:
+            raise LaunchError(
+                f"cuda {what}: buffer was allocated before a device fault reset the context; "
+                "allocate it again"
+            )
+        return buffer.pointer
+
+    def write(self, buffer: CudaBuffer, data: np.ndarray) -> None:
+        """Copy contiguous host ``data`` into the start of ``buffer``."""
+        pointer = self._live(buffer, "write")
+        with self._guard("write") as d:
+            d.copy_to_device(pointer, np.ascontiguousarray(data), self._stream)
+
+    def read(self, buffer: CudaBuffer, out: np.ndarray) -> np.ndarray:
+        """Copy the start of ``buffer`` into contiguous host ``out`` and return it."""
+        pointer = self._live(buffer, "read")
+        with self._guard("read") as d:
+            d.copy_to_host(out, pointer, self._stream)
+            d.stream_synchronize(self._stream)
+        return out
+
+    def fill(self, buffer: CudaBuffer, value: int) -> None:
+        """Set every byte of ``buffer`` to ``value``."""
+        pointer = self._live(buffer, "fill")
+        with self._guard("fill") as d:
+            d.fill_bytes(pointer, value, buffer.nbytes, self._stream)
+
+    def copy(self, src: CudaBuffer, dst: CudaBuffer, nbytes: int) -> None:
+        """Copy ``nbytes`` from the start of ``src`` to the start of ``dst``."""
+        s, t = self._live(src, "copy"), self._live(dst, "copy")
+        with self._guard("copy") as d:
+            d.copy_device(t, s, nbytes, self._stream)
+
+    def free(self, buffer: CudaBuffer) -> None:
+        """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
+        if buffer.generation == self._generation and self.driver is not None:
+            with self._guard("free") as d:
+                d.free(buffer.pointer)
+
+    def host_view(self, buffer: Any, dtype: Any, shape: tuple[int, ...]) -> None:
+        """No host-visible memory: always ``None``."""
+        return None
+
+    def import_host(self, array: np.ndarray) -> None:
+        """No zero-copy host buffers: always ``None``."""
+        return None
+
+    # launch -------------------------------------------------------------------------------
+    def launch(self, loaded: LoadedKernel, geometry: Geometry, buffers: Sequence[CudaBuffer],
+               scalars: Sequence[tuple[str, int | float]], stream: Any = None,
+               wait_events: Sequence[Any] = (), signal_event: Any = None) -> None:
+        """Launch ``loaded``: buffers (outputs, inputs, count) then scalars, each checked.
+
+        Raises:
+            LaunchError: argument count, dtype or size mismatch, wrong work-group size,
+                aliasing buffers for a ``noalias`` kernel, or a device fault.
+        """
+        meta, name = loaded.metadata, loaded.artifact.kernel_name
+        args = self._arguments(name, meta, buffers, scalars)
+        if geometry.workgroup_size != meta["workgroup_size"]:
+            raise LaunchError(
+                f"launch {name!r}: workgroup_size {geometry.workgroup_size} differs from the "
+                f"kernel's {meta['workgroup_size']}"
+            )
+        if not 0 < geometry.groups <= _MAX_GRID_X:
+            if geometry.groups == 0:
+                return
+            raise LaunchError(f"launch {name!r}: groups must be 1..{_MAX_GRID_X}, "
+                              f"got {geometry.groups}")
+        if loaded.generation != self._generation:
+            fresh = self._load(loaded.artifact)
+            loaded.module, loaded.function, loaded.generation = (
+                fresh.module, fresh.function, fresh.generation)
+        queue = stream if stream is not None else self._stream
+        with self._guard(f"launch {name!r}") as d:
+            for event in wait_events:
+                d.wait_event(queue, event)
+            d.launch(loaded.function, geometry.groups, geometry.workgroup_size, args, queue)
+            if signal_event is not None:
+                d.record_event(signal_event, queue)
+
+    def _arguments(self, name: str, meta: dict[str, Any], buffers: Sequence[CudaBuffer],
+                   scalars: Sequence[tuple[str, int | float]]) -> list[np.generic]:
+        expected, wanted = meta["buffers"], meta["scalars"]
+        if len(buffers) != len(expected) or len(scalars) != len(wanted):
+            raise LaunchError(
+                f"launch {name!r}: expected {len(expected)} buffers and {len(wanted)} scalars "
+                f"({', '.join(b[0] for b in expected + wanted)}), got {len(buffers)} and "
+                f"{len(scalars)}"
+            )
+        args: list[np.generic] = []
+        for (bname, dtype, _), buf in zip(expected, buffers, strict=True):
+            pointer = self._live(buf, f"launch {name!r}")
+            if buf.nbytes % dtype_bytes(dtype):
+                raise LaunchError(f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
+                                  f"not a whole number of {dtype} elements")
+            args.append(np.uint64(pointer))
+        if meta.get("noalias", True) and len({int(a) for a in args}) != len(args):
+            raise LaunchError(f"launch {name!r}: the same buffer is passed twice; compile with "
+                              "options={'noalias': False} to allow aliasing buffers")
+        for (sname, dtype), (given, value) in zip(wanted, scalars, strict=True):
+            if given != dtype:
+                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, "
+                                  f"got {given}")
+            args.append(_SCALAR_TYPES[dtype](value))
+        return args
+
+    # streams, events, lifetime --------------------------------------------------------------
+    def create_stream(self) -> object:
+        """Return a new non-blocking stream."""
+        with self._guard("create_stream") as d:
+            return d.create_stream()
+
+    def create_event(self) -> object:
+        """Return a new event."""
+        with self._guard("create_event") as d:
+            return d.create_event()
+
+    def synchronize(self, scope: Any = None) -> None:
+        """Wait for all work (``None``), or for a stream or event from this backend."""
+        with self._guard("synchronize") as d:
+            if scope is None:
+                d.synchronize()
+            elif d.is_event(scope):
+                d.event_synchronize(scope)
+            else:
+                d.stream_synchronize(scope)
+
+    def destroy(self, obj: Any) -> None:
+        """Release a loaded kernel, stream or event."""
+        if self.driver is None:
+            return
+        with self._guard("destroy") as d:
+            if isinstance(obj, LoadedKernel):
+                if obj.generation == self._generation:
+                    d.unload_module(obj.module)
+            elif d.is_event(obj):
+                d.destroy_event(obj)
+            else:
+                d.destroy_stream(obj)
+
+    def close(self) -> None:
+        """Release the context."""
+        if self.driver is not None:
+            self.driver.close()
+            self.driver = None
+
+
+def _known_sm(sm: int) -> int:
+    """Map a device SM the target table lacks to the nearest lower known one (PTX JITs up)."""
+    from accy_backend_cuda.target import _SM_MIN_ISA
+
+    lower = [k for k in _SM_MIN_ISA if k <= sm]
+    return max(lower) if lower else sm
+
+
+def _request(target: CudaTarget, text: str, outputs: tuple[str, ...]) -> Any:
+    from accy.codegen import CodegenRequest
+
+    return CodegenRequest(
+        ir=text, triple=target.triple, cpu=target.cpu, features=target.features,
+        opt_level=target.opt_level, outputs=outputs, reloc="default", code_model="default",
+        link_libraries=target.link_libraries(),
+    )
