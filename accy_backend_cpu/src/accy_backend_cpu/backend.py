@@ -86,7 +86,7 @@ class CpuBackend:
                 device_name=f"{self.target.cpu} ({os.cpu_count()} threads)",
                 device_fingerprint=self.target.fingerprint(),
                 dtypes=frozenset(DTYPES),
-                artifact_formats=("obj",),
+                artifact_formats=("obj", "llvm", "asm"),
                 max_workgroup_size=1024,
                 subgroup_size=1,
                 shared_memory_bytes=65536,

@@ -1,0 +1,73 @@
+"""`accy run`, `accy ir`, `accy compile` on a text-form program."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+PROGRAM = """\
+module {
+  func @scale_add(%arg0: f32[8], %arg1: f32[8]) -> (f32[8]) {
+    %0 = arith.mul %arg0, %arg1 : (f32[8], f32[8]) -> f32[8]
+    %1 = arith.add %0, %arg0 : (f32[8], f32[8]) -> f32[8]
+    func.return %1 : (f32[8]) -> ()
+  }
+}
+"""
+
+
+def accy_cli(*args, check=True):
+    out = subprocess.run([sys.executable, "-m", "accy", *args], capture_output=True, text=True,
+                         timeout=300, check=False)
+    if check:
+        assert out.returncode == 0, out.stderr
+    return out
+
+
+@pytest.fixture
+def program(tmp_path):
+    p = tmp_path / "prog.accy"
+    p.write_text(PROGRAM)
+    x = np.arange(8, dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", x + 1)
+    return p
+
+
+def test_run_writes_npz(program, tmp_path):
+    out = tmp_path / "out.npz"
+    accy_cli("run", str(program), "--input", str(tmp_path / "x.npy"), "--input",
+             str(tmp_path / "y.npy"), "--out", str(out))
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_allclose(np.load(out)["out0"], x * (x + 1) + x)
+
+
+def test_run_wrong_input_count_is_a_clear_error(program, tmp_path):
+    res = accy_cli("run", str(program), "--input", str(tmp_path / "x.npy"), check=False)
+    assert res.returncode == 2
+    assert "expected 2 inputs, got 1" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_ir_kernel_stage_prints_kernels(program):
+    res = accy_cli("ir", str(program), "--stage", "kernel")
+    assert "dispatch.region" in res.stdout and "kernel scale_add_k0_map" in res.stdout
+
+
+def test_ir_syntax_error_has_line_and_column(tmp_path):
+    bad = tmp_path / "bad.accy"
+    bad.write_text(PROGRAM.replace("arith.mul %arg0, %arg1", "arith.mul %arg0 %arg1"))
+    res = accy_cli("ir", str(bad), check=False)
+    assert res.returncode == 2
+    assert "3:" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("fmt", "ext"), [("llvm", "ll"), ("asm", "s"), ("obj", "o")])
+def test_compile_writes_one_file_per_kernel(program, tmp_path, fmt, ext):
+    out = tmp_path / fmt
+    accy_cli("compile", str(program), "--backend", "cpu", "--emit", fmt, "-o", str(out))
+    files = list(out.glob(f"*.{ext}"))
+    assert len(files) == 1 and files[0].stat().st_size > 0
