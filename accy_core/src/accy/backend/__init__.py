@@ -1,0 +1,32 @@
+"""Backend protocol facade: the protocol, its value types, descriptors and the recording backend.
+
+Import from here (``from accy.backend import Geometry``), not from the submodules. Nothing
+here imports a device driver or LLVM.
+"""
+
+from __future__ import annotations
+
+from accy.backend.descriptor import BackendDescriptor, ProbeResult
+from accy.backend.protocol import (
+    API_VERSION,
+    FEATURES,
+    Artifact,
+    Backend,
+    Capabilities,
+    Geometry,
+    TargetProfile,
+)
+from accy.backend.recording import RecordingBackend
+
+__all__ = [
+    "API_VERSION",
+    "FEATURES",
+    "Artifact",
+    "Backend",
+    "BackendDescriptor",
+    "Capabilities",
+    "Geometry",
+    "ProbeResult",
+    "RecordingBackend",
+    "TargetProfile",
+]

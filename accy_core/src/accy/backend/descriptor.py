@@ -1,0 +1,48 @@
+"""How a plugin declares a backend without importing its driver.
+
+A plugin's ``accy_backends()`` hook returns :class:`BackendDescriptor` values. Building one
+must stay cheap: the heavy import (``vulkan``, ``pycuda``) happens inside ``probe`` and
+``open``, which accy calls only when the backend is listed or used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from accy.backend.protocol import Backend
+
+__all__ = ["BackendDescriptor", "ProbeResult"]
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Say whether a backend can run here and, if not, why (``reason``, one line)."""
+
+    available: bool
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class BackendDescriptor:
+    """Declare a backend: its name, protocol version, a probe and an opener.
+
+    Attributes:
+        name: lowercase backend name (``"cpu"``, ``"vulkan"``); unique across plugins.
+        api_version: the :data:`accy.backend.API_VERSION` the backend implements; a
+            mismatch is refused with both numbers in the message.
+        probe: returns a :class:`ProbeResult`; must not raise for a missing driver or
+            device (say why instead) and should be cheap.
+        open: returns a live :class:`~accy.backend.Backend`; may import heavy modules.
+        description: one line for ``accy backends``.
+        testing_only: left out of the cross-backend test matrix (e.g. ``"recording"``).
+    """
+
+    name: str
+    api_version: int
+    probe: Callable[[], ProbeResult]
+    open: Callable[[], Backend]
+    description: str = ""
+    testing_only: bool = False

@@ -1,0 +1,187 @@
+"""Every ``ACCY_*`` environment variable accy reads, with typed accessors.
+
+This module is the only place that reads accy's environment variables. Each accessor reads
+``os.environ`` when it is called (never at import), so tests and users may change a variable
+between calls. A malformed value raises :class:`~accy.errors.InputError` naming the
+variable, what was expected and what was found.
+
+================================  ========  ==============================================
+variable                          type      meaning (default)
+================================  ========  ==============================================
+``ACCY_NUM_THREADS``              int ≥ 1   CPU worker threads (``os.cpu_count()``)
+``ACCY_CACHE_DIR``                path      artifact and tuning caches
+                                            (``platformdirs.user_cache_dir("accy")``)
+``ACCY_DISABLE_DISK_CACHE``       bool      never read or write the disk cache (false)
+``ACCY_DISABLE_PLUGIN_AUTOLOAD``  bool      load only accy's built-in plugin (false)
+``ACCY_VULKAN_DEVICE``            int ≥ 0   Vulkan physical-device index (first suitable)
+``ACCY_VULKAN_VALIDATION``        bool      enable the Khronos validation layer (false)
+``ACCY_CUDA_DEVICE``              int ≥ 0   CUDA device ordinal (0)
+``ACCY_CODEGEN_IN_PROCESS``       bool      run LLVM in this process, not a worker (false)
+================================  ========  ==============================================
+
+Booleans accept ``1/true/yes/on`` and ``0/false/no/off`` (any case); an empty value counts
+as unset.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from accy.errors import InputError
+
+__all__ = [
+    "VARIABLES",
+    "Variable",
+    "cache_dir",
+    "codegen_in_process",
+    "cuda_device",
+    "disk_cache_disabled",
+    "num_threads",
+    "plugin_autoload_disabled",
+    "vulkan_device",
+    "vulkan_validation",
+]
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+@dataclass(frozen=True)
+class Variable:
+    """Describe one environment variable (for ``--help`` texts and the README table)."""
+
+    name: str
+    type: str
+    default: str
+    help: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("ACCY_NUM_THREADS", "int", "os.cpu_count()", "CPU backend worker threads"),
+    Variable("ACCY_CACHE_DIR", "path", 'user_cache_dir("accy")', "artifact and tuning caches"),
+    Variable("ACCY_DISABLE_DISK_CACHE", "bool", "false", "never use the disk cache"),
+    Variable("ACCY_DISABLE_PLUGIN_AUTOLOAD", "bool", "false", "load only built-in plugins"),
+    Variable("ACCY_VULKAN_DEVICE", "int", "first suitable", "Vulkan physical-device index"),
+    Variable("ACCY_VULKAN_VALIDATION", "bool", "false", "enable Vulkan validation layers"),
+    Variable("ACCY_CUDA_DEVICE", "int", "0", "CUDA device ordinal"),
+    Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
+)
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return None
+    return value.strip()
+
+
+def _bool(name: str, default: bool) -> bool:
+    value = _raw(name)
+    if value is None:
+        return default
+    low = value.lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise InputError(
+        f"environment variable {name}: expected a boolean (1/0, true/false, yes/no, on/off), "
+        f"got {value!r}"
+    )
+
+
+def _int(name: str, minimum: int) -> int | None:
+    value = _raw(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        raise InputError(
+            f"environment variable {name}: expected an integer >= {minimum}, got {value!r}"
+        )
+    return number
+
+
+def num_threads() -> int:
+    """Return ``ACCY_NUM_THREADS``: worker threads for the CPU backend (default: all cores).
+
+    Raises:
+        InputError: the value is not an integer >= 1.
+    """
+    value = _int("ACCY_NUM_THREADS", 1)
+    return value if value is not None else (os.cpu_count() or 1)
+
+
+def cache_dir() -> Path:
+    """Return ``ACCY_CACHE_DIR`` (default: the platform's user cache dir for ``accy``).
+
+    The directory is not created here; writers create it when they first store something.
+    """
+    value = _raw("ACCY_CACHE_DIR")
+    if value is not None:
+        return Path(value).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("accy"))
+
+
+def disk_cache_disabled() -> bool:
+    """Return ``ACCY_DISABLE_DISK_CACHE``: never read or write on-disk caches (default false).
+
+    Raises:
+        InputError: the value is not a boolean.
+    """
+    return _bool("ACCY_DISABLE_DISK_CACHE", False)
+
+
+def plugin_autoload_disabled() -> bool:
+    """Return ``ACCY_DISABLE_PLUGIN_AUTOLOAD``: skip ``accy`` entry points but the built-in.
+
+    Raises:
+        InputError: the value is not a boolean.
+    """
+    return _bool("ACCY_DISABLE_PLUGIN_AUTOLOAD", False)
+
+
+def vulkan_device() -> int | None:
+    """Return ``ACCY_VULKAN_DEVICE``: a physical-device index, or ``None`` (first suitable).
+
+    Raises:
+        InputError: the value is not an integer >= 0.
+    """
+    return _int("ACCY_VULKAN_DEVICE", 0)
+
+
+def vulkan_validation() -> bool:
+    """Return ``ACCY_VULKAN_VALIDATION``: enable the Khronos validation layer (default false).
+
+    Raises:
+        InputError: the value is not a boolean.
+    """
+    return _bool("ACCY_VULKAN_VALIDATION", False)
+
+
+def cuda_device() -> int:
+    """Return ``ACCY_CUDA_DEVICE``: the CUDA device ordinal (default 0).
+
+    Raises:
+        InputError: the value is not an integer >= 0.
+    """
+    value = _int("ACCY_CUDA_DEVICE", 0)
+    return 0 if value is None else value
+
+
+def codegen_in_process() -> bool:
+    """Return ``ACCY_CODEGEN_IN_PROCESS``: run LLVM in this process, not a worker (default false).
+
+    In-process code generation starts faster, but an LLVM fatal error then aborts the caller.
+
+    Raises:
+        InputError: the value is not a boolean.
+    """
+    return _bool("ACCY_CODEGEN_IN_PROCESS", False)

@@ -1,0 +1,31 @@
+"""accy's own plugin: registers the built-in backends through the same hooks as third parties.
+
+Today that is the in-memory ``recording`` backend (testing only). Listed in accy-core's
+entry points as ``builtin`` and registered first even when plugin autoload is disabled.
+"""
+
+from __future__ import annotations
+
+from accy.backend import API_VERSION, BackendDescriptor, ProbeResult, RecordingBackend
+from accy.plugins.hookspecs import hookimpl
+
+__all__ = ["accy_backends"]
+
+
+def _probe() -> ProbeResult:
+    return ProbeResult(available=True)
+
+
+@hookimpl
+def accy_backends() -> list[BackendDescriptor]:
+    """Return the recording backend's descriptor."""
+    return [
+        BackendDescriptor(
+            name="recording",
+            api_version=API_VERSION,
+            probe=_probe,
+            open=RecordingBackend,
+            description="in-memory backend that records every call (for tests)",
+            testing_only=True,
+        )
+    ]
