@@ -19,9 +19,20 @@ if TYPE_CHECKING:
     from accy.runtime import Executable
 
 __all__ = [
-    "AccyError", "Builder", "DType", "Module", "TensorType", "__version__", "compile",
-    "parse_module",
+    "AccyError", "Builder", "DType", "Module", "TensorType", "__version__", "asarray",
+    "compile", "from_dlpack", "jit", "parse_module",
 ]
+
+_FRONTEND = {"jit", "asarray", "from_dlpack", "DeviceArray", "Jitted"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load the Python frontend (``jit``, ``asarray``, ``from_dlpack``) on first use."""
+    if name in _FRONTEND:
+        import accy.frontend as _frontend
+
+        return getattr(_frontend, name)
+    raise AttributeError(f"module 'accy' has no attribute {name!r}")
 
 
 def compile(module: Module, backend: str = "cpu", **options: Any) -> Executable:

@@ -1,0 +1,16 @@
+"""The Python frontend: ``accy.jit``, ``accy.numpy``, device arrays and DLPack.
+
+See ``docs/frontend.md`` for tracing semantics. Importing this package does not import
+LLVM or any backend; backends open on the first compile or ``asarray``.
+"""
+
+from accy.frontend.device_array import DeviceArray, asarray
+from accy.frontend.dlpack import from_dlpack
+from accy.frontend.errors import TracerConversionError, UnsupportedFunctionError
+from accy.frontend.jit import Jitted, jit
+from accy.frontend.tracer import Tracer
+
+__all__ = [
+    "DeviceArray", "Jitted", "Tracer", "TracerConversionError", "UnsupportedFunctionError",
+    "asarray", "from_dlpack", "jit",
+]

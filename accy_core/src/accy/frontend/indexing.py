@@ -1,0 +1,189 @@
+"""Indexing of traced arrays: ``x[...]`` and ``x.at[idx].add(v)``.
+
+Supported inside a trace:
+
+- ``None``/``anp.newaxis``, ``...`` and full slices ``:`` (a reshape, no data movement);
+- integers, slices with static bounds and one integer-array index (host or traced,
+  ``int32 | int64``): each indexed axis becomes a ``tensor.gather`` along that axis
+  (numpy's ``take``), so ``x[idx]`` with ``idx`` of shape ``(k,)`` on ``x`` of shape
+  ``(n, d)`` gives ``(k, d)``; negative host indices wrap, traced indices must be in range;
+- ``x.at[idx].add(v)``: a new array equal to ``x`` with ``v`` added at rows ``idx`` of
+  axis 0 (``tensor.scatter_add``; repeated indices accumulate, like ``np.add.at``).
+
+Not supported: boolean masks (data-dependent shape: use ``anp.where``), several array
+indices at once, and ``.at[...].set/mul/min/max``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.numpy_api import trace_of, value_of, wrap
+from accy.frontend.trace import Trace, user_location
+from accy.frontend.tracer import Tracer
+from accy.ir import DType, Value
+
+__all__ = ["AtIndexer", "getitem", "take"]
+
+
+def _unsupported(what: str, fix: str) -> UnsupportedError:
+    return UnsupportedError(f"indexing with {what} at {user_location()} is not supported; {fix}",
+                            feature=f"indexing: {what}", alternative=fix)
+
+
+def _needs_op(tr: Trace, name: str) -> Any:
+    method = getattr(tr.fb, name, None)
+    if method is None:
+        raise UnsupportedError(
+            f"{name} at {user_location()} needs the tensor.{name} op, which this accy "
+            "installation does not provide yet; install accy_kernels or restructure without "
+            "integer-array indexing", feature=f"tensor.{name}")
+    return method
+
+
+def _is_int_array(ix: Any) -> bool:
+    if isinstance(ix, Tracer):
+        return True
+    if isinstance(ix, (list, np.ndarray)):
+        arr = np.asarray(ix)
+        if arr.dtype == bool:
+            raise _unsupported("a boolean mask", "the result shape would depend on data; "
+                               "use anp.where(mask, x, 0) instead")
+        return True
+    return False
+
+
+def _expand(index: Any, rank: int) -> list[Any]:
+    items = list(index) if isinstance(index, tuple) else [index]
+    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) > 1:
+        raise _unsupported("more than one '...'", "use at most one ellipsis")
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > rank:
+        raise VerifyError(f"too many indices at {user_location()}: {used} for an array of "
+                          f"rank {rank}; index at most {rank} axes")
+    fill = [slice(None)] * (rank - used)
+    if ellipses:
+        items[ellipses[0]:ellipses[0] + 1] = fill
+        return items
+    return items + fill
+
+
+def take(x: Any, indices: Any, axis: int = 0) -> Any:
+    """Elements of ``x`` at ``indices`` along ``axis`` (numpy ``take``; ``tensor.gather``).
+
+    Shapes: ``x`` (..., n, ...) with n at ``axis``, ``indices`` (k...) int32 | int64 →
+    ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``.
+    """
+    tr = trace_of(x, indices)
+    if tr is None:
+        return np.take(x, indices, axis=axis)
+    return wrap(tr, _gather(tr, value_of(tr, x), indices, axis % max(len(x.shape), 1)))
+
+
+def _index_value(tr: Trace, ix: Any, extent: int) -> Value:
+    if isinstance(ix, Tracer):
+        if not ix.accy_dtype.is_int:
+            raise _unsupported(f"a {ix.accy_dtype} array", "indices must be int32 or int64; "
+                               "cast with .astype(anp.int32)")
+        return ix.value
+    arr = np.asarray(ix)
+    if arr.dtype.kind not in "iu":
+        raise _unsupported(f"a {arr.dtype} array", "indices must be integers")
+    if arr.size and (arr.min() < -extent or arr.max() >= extent):
+        raise VerifyError(f"index out of range at {user_location()}: indices span "
+                          f"[{arr.min()}, {arr.max()}] for an axis of extent {extent}")
+    return value_of(tr, np.where(arr < 0, arr + extent, arr).astype(np.int32), DType.I32)
+
+
+def _gather(tr: Trace, v: Value, indices: Any, axis: int) -> Value:
+    gather = _needs_op(tr, "gather")
+    return gather(v, _index_value(tr, indices, v.type.shape[axis]), axis=axis)
+
+
+def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
+    """Apply an int or slice ``ix`` on ``axis``; return the value and the next axis."""
+    extent = v.type.shape[axis]
+    if isinstance(ix, slice):
+        rows = np.arange(extent)[ix]
+        if len(rows) == extent and (extent == 0 or (rows == np.arange(extent)).all()):
+            return v, axis + 1
+        return _gather(tr, v, rows, axis), axis + 1
+    i = int(ix)
+    if not -extent <= i < extent:
+        raise VerifyError(f"index {i} at {user_location()} is out of range for an axis of "
+                          f"extent {extent}; use an index in [{-extent}, {extent - 1}]")
+    g = _gather(tr, v, np.array([i % extent]), axis)
+    shape = g.type.shape[:axis] + g.type.shape[axis + 1:]
+    return tr.fb.reshape(g, shape), axis
+
+
+def getitem(x: Tracer, index: Any) -> Tracer:
+    """``x[index]`` for a traced ``x`` (see the module docstring for what is supported).
+
+    Raises:
+        UnsupportedError: boolean masks, several array indices, a missing gather op.
+        VerifyError: an index out of range or too many indices (names the user's line).
+    """
+    tr = trace_of(x, *(index if isinstance(index, tuple) else (index,)))
+    assert tr is not None  # x is a Tracer
+    items = _expand(index, x.ndim)
+    arrays = [i for i in items if _is_int_array(i)]
+    if len(arrays) > 1:
+        raise _unsupported("several integer arrays", "index one axis per step: x[i][:, j]")
+    v, axis, new_axes = x.value, 0, []
+    for ix in items:
+        if ix is None:
+            new_axes.append(axis)
+            continue
+        if _is_int_array(ix):
+            v = _gather(tr, v, ix, axis)
+            axis += len(np.shape(ix)) if not isinstance(ix, Tracer) else ix.ndim
+        else:
+            v, axis = _basic(tr, v, ix, axis)
+    if new_axes:
+        shape = list(v.type.shape)
+        for pos in new_axes:
+            shape.insert(pos, 1)
+        v = tr.fb.reshape(v, tuple(shape))
+    return wrap(tr, v)
+
+
+class _AtUpdate:
+    def __init__(self, x: Tracer, index: Any) -> None:
+        self._x, self._index = x, index
+
+    def add(self, values: Any) -> Tracer:
+        """``x`` with ``values`` added at ``index`` along axis 0 (scatter-add)."""
+        x, idx = self._x, self._index
+        if isinstance(idx, tuple) or not _is_int_array(idx) and not isinstance(idx, int):
+            raise _unsupported(f"x.at[{idx!r}]", "use a 1-D integer array (or an int) that "
+                               "indexes axis 0")
+        tr = trace_of(x, idx, values)
+        assert tr is not None
+        scatter = _needs_op(tr, "scatter_add")
+        iv = _index_value(tr, np.atleast_1d(idx) if isinstance(idx, int) else idx, x.shape[0])
+        upd_shape = tuple(iv.type.shape) + x.shape[1:]
+        vv = tr.fb.broadcast_to(value_of(tr, values, x.accy_dtype), upd_shape)
+        return wrap(tr, scatter(x.value, iv, vv))
+
+    def get(self) -> Tracer:
+        """``x[index]``."""
+        return getitem(self._x, self._index)
+
+    def __getattr__(self, name: str) -> Any:
+        raise _unsupported(f".at[...].{name}", "only .at[idx].add(v) and .get() are "
+                           "supported; build the result with anp.where")
+
+
+class AtIndexer:
+    """``x.at``: index it (``x.at[idx]``) to get an update helper with ``.add(v)``."""
+
+    def __init__(self, x: Tracer) -> None:
+        self._x = x
+
+    def __getitem__(self, index: Any) -> _AtUpdate:
+        return _AtUpdate(self._x, index)

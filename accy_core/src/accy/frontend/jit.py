@@ -1,0 +1,225 @@
+"""``accy.jit``: trace a numpy-style Python function into tensor IR, compile, cache, run.
+
+The first call with a given *signature* — the (dtype, shape) of every array argument plus
+the values of the static ones (Python numbers, strings, ``static_argnums``) and the nesting
+of tuples/lists/dicts — runs the Python function once on :class:`Tracer` arguments. Every
+``accy.numpy`` call and array operator appends an op to a fresh IR function; Python control
+flow simply runs (at trace time). The module is compiled for the backend and cached; later
+calls with the same signature reuse it without running the Python function
+(:attr:`Jitted.trace_count` counts traces).
+
+Calling convention: host arrays in → numpy arrays out; if any array argument is a
+:class:`~accy.frontend.device_array.DeviceArray`, the call runs on its backend and returns
+device arrays (host arguments are uploaded). ``backend="reference"`` evaluates the traced IR
+with the numpy reference evaluator instead of compiling (for debugging and tests).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from accy.errors import UnsupportedError
+from accy.frontend.device_array import DeviceArray, asarray
+from accy.frontend.numpy_api import value_of
+from accy.frontend.trace import Trace, array_dtype, current_trace, tracing
+from accy.frontend.tracer import Tracer
+from accy.frontend.tree import flatten, unflatten
+from accy.ir import Builder, Module, TensorType
+
+__all__ = ["Jitted", "jit"]
+
+REFERENCE = "reference"
+
+
+@dataclass
+class _Entry:
+    module: Module
+    out_tree: Any
+    executable: Any = None
+
+
+def _ir_name(fn: Callable[..., Any]) -> str:
+    name = re.sub(r"[^A-Za-z0-9_]", "_", getattr(fn, "__name__", "fn")) or "fn"
+    return name if not name[0].isdigit() else f"f{name}"
+
+
+def _leaf_type(x: Any, i: int, name: str) -> TensorType:
+    if isinstance(x, DeviceArray):
+        return x.type
+    arr = x if isinstance(x, np.ndarray) else np.asarray(x)
+    return TensorType(array_dtype(arr, f"{name}: array argument #{i}"), arr.shape)
+
+
+class Jitted:
+    """A jitted function; call it like the original. See the module docstring.
+
+    Attributes:
+        fn: the Python function.
+        backend: backend name (``"cpu"``) or ``"reference"``.
+        trace_count: how many times ``fn`` has been traced (one per new signature).
+    """
+
+    def __init__(self, fn: Callable[..., Any], backend: str = "cpu",
+                 static_argnums: Sequence[int] = (), name: str | None = None) -> None:
+        self.fn = fn
+        self.backend = backend
+        self.static_argnums = frozenset(int(i) for i in static_argnums)
+        self.name = name or _ir_name(fn)
+        self.trace_count = 0
+        self._cache: dict[Any, _Entry] = {}
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+
+    @property
+    def cache_size(self) -> int:
+        """Number of cached signatures."""
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        """Forget every traced signature (the next call traces again)."""
+        self._cache.clear()
+
+    # ------------------------------------------------------------ signature and trace
+    def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], list[TensorType]]:
+        leaves: list[Any] = []
+        trees = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums:
+                trees.append(flatten(_Static(a), [], f"{self.name}: static argument #{i}"))
+            else:
+                trees.append(flatten(a, leaves, f"{self.name}: argument #{i}"))
+        kw = flatten(kwargs, leaves, f"{self.name}: keyword argument")
+        types = [_leaf_type(x, i, self.name) for i, x in enumerate(leaves)]
+        key = (tuple(trees), kw, tuple((t.dtype.value, t.shape) for t in types))
+        return key, leaves, types
+
+    def _trace(self, args: tuple, kwargs: dict, types: list[TensorType]) -> _Entry:
+        self.trace_count += 1
+        b = Builder()
+        fb = b.begin_function(self.name, params=types)
+        trace = Trace(fb, self.name)
+        tracers = [Tracer(fb.param(i), trace) for i in range(len(types))]
+        arg_tree = flatten((_mark_static(args, self.static_argnums), kwargs), [])
+        with tracing(trace):
+            targs, tkwargs = unflatten(arg_tree, tracers)
+            out = self.fn(*_unmark(targs), **tkwargs)
+            out_leaves: list[Any] = []
+            out_tree = flatten(out, out_leaves, f"{self.name}: result")
+            fb.return_(*[value_of(trace, x) for x in out_leaves])
+        fb.finish()
+        return _Entry(b.finish(), out_tree)
+
+    def _entry(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any]]:
+        key, leaves, types = self._signature(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = self._trace(args, kwargs, types)
+        return entry, leaves
+
+    # ------------------------------------------------------------ public API
+    def lower(self, *args: Any, **kwargs: Any) -> Module:
+        """The traced tensor IR module for these arguments (``.to_text()`` prints it).
+
+        Raises:
+            VerifyError: a shape/dtype error in the traced code (names the user's line).
+            TracerConversionError: Python control flow on traced data.
+        """
+        return self._entry(args, kwargs)[0].module
+
+    def compile(self, *args: Any, **kwargs: Any) -> Any:
+        """The :class:`~accy.runtime.Executable` for these arguments' signature.
+
+        It exposes ``kernel_count`` and ``stage_text(stage)`` (per-stage IR).
+
+        Raises:
+            UnsupportedError: the jit targets ``backend="reference"`` (nothing to compile).
+        """
+        return self._executable(self._entry(args, kwargs)[0])
+
+    def _executable(self, entry: _Entry) -> Any:
+        if self.backend == REFERENCE:
+            raise UnsupportedError(
+                f"{self.name}: backend 'reference' evaluates the IR with numpy and has no "
+                "executable; use accy.jit(fn, backend='cpu') to compile",
+                feature="compile", backend=REFERENCE, alternative="backend='cpu'")
+        if entry.executable is None:
+            import accy
+
+            entry.executable = accy.compile(entry.module, backend=self.backend)
+        return entry.executable
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Trace (first call per signature), compile and run; see the module docstring.
+
+        Raises:
+            InputError: an argument is neither an array nor hashable, or has a dtype accy
+                does not support.
+            VerifyError: a shape/dtype error in the traced code (names the user's line).
+            TracerConversionError: Python control flow on traced data.
+        """
+        if current_trace() is not None:  # nested jit: inline into the outer trace
+            return self.fn(*args, **kwargs)
+        entry, leaves = self._entry(args, kwargs)
+        return unflatten(entry.out_tree, self._run(entry, leaves))
+
+    def _run(self, entry: _Entry, leaves: list[Any]) -> list[Any]:
+        if self.backend == REFERENCE:
+            from accy.passes.reference_eval import evaluate
+
+            host = [np.asarray(x) for x in leaves]
+            return list(evaluate(entry.module, self.name, host))
+        exe = self._executable(entry)
+        if any(isinstance(x, DeviceArray) for x in leaves):
+            from accy.frontend.device_run import run_on_device
+
+            dev = [asarray(x, backend=self.backend) for x in leaves]
+            return list(run_on_device(exe, dev, self.backend))
+        return list(exe(*[np.asarray(x) for x in leaves]))
+
+
+class _Static:
+    """Wraps a static argument so that flatten() keeps it whole (hashed by value)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(("static", self.value))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Static) and other.value == self.value
+
+
+def _mark_static(args: tuple, static: frozenset[int]) -> tuple:
+    return tuple(_Static(a) if i in static else a for i, a in enumerate(args))
+
+
+def _unmark(args: tuple) -> tuple:
+    return tuple(a.value if isinstance(a, _Static) else a for a in args)
+
+
+def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
+        static_argnums: int | Sequence[int] = ()) -> Any:
+    """Trace-compile ``fn`` per argument signature; usable as ``@jit`` or ``@jit(...)``.
+
+    Args:
+        fn: a function of arrays written with ``accy.numpy`` and array operators.
+        backend: where to compile and run (``"cpu"``, any discovered backend, or
+            ``"reference"`` for the numpy IR evaluator).
+        static_argnums: positions of arguments that are hashed by value instead of traced
+            (Python numbers and strings are always static).
+
+    Returns:
+        a :class:`Jitted` (or a decorator making one when ``fn`` is None).
+    """
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    if fn is None:
+        return functools.partial(jit, backend=backend, static_argnums=nums)
+    return Jitted(fn, backend=backend, static_argnums=nums)

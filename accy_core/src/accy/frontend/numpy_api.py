@@ -1,0 +1,461 @@
+"""The functions behind ``accy.numpy``: elementwise math, comparisons, reductions, linalg.
+
+Every function accepts traced arrays (:class:`~accy.frontend.tracer.Tracer`), host arrays
+(which become IR constants) and Python scalars (weak constants, see
+:mod:`accy.frontend.trace`). Inside a jitted function they append tensor IR ops; outside
+any trace, called on host data, they compute eagerly with numpy and return numpy arrays.
+
+Shapes broadcast numpy-style. A shape error names the expression and the user's line:
+``shape mismatch in a + b at model.py:12: operand shapes [3] and [4] do not broadcast``.
+Shape helpers and creation functions live in :mod:`accy.frontend.shape_api`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.trace import (
+    Trace,
+    array_dtype,
+    constant,
+    current_trace,
+    is_weak,
+    promote,
+    user_location,
+)
+from accy.frontend.tracer import Tracer
+from accy.ir import DType, Value
+
+__all__ = [
+    "abs", "absolute", "add", "amax", "amin", "astype", "binary_op", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "clip", "cos", "divide", "dot", "einsum", "equal", "exp",
+    "gelu", "greater", "greater_equal", "invert", "less", "less_equal", "log", "logical_and",
+    "logical_not", "logical_or", "matmul", "max", "maximum", "mean", "min", "minimum",
+    "multiply", "negative", "not_equal", "outer", "power", "relu", "rsqrt", "sigmoid", "sign",
+    "sin", "softmax", "sqrt", "square", "std", "subtract", "sum", "tanh", "true_divide", "var",
+    "where",
+]
+
+_BUILDER = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div", "power": "pow",
+    "maximum": "max", "minimum": "min", "bitwise_and": "and_", "bitwise_or": "or_",
+    "bitwise_xor": "xor", "equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+    "greater": "gt", "greater_equal": "ge",
+}
+_COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+_BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+
+
+# ---------------------------------------------------------------- plumbing
+def trace_of(*xs: Any) -> Trace | None:
+    """The trace the traced operands belong to (or the current one); None when eager.
+
+    Raises:
+        UnsupportedError: a traced array escaped the jitted function that made it.
+    """
+    cur = current_trace()
+    for x in xs:
+        if isinstance(x, Tracer) and x.trace is not cur:
+            raise UnsupportedError(
+                f"traced array {x.value.type} from jitted function '{x.trace.name}' was used "
+                f"outside it (at {user_location()}); return it from the function instead of "
+                "storing it", feature="leaked tracer",
+            )
+    return cur
+
+
+def dtype_of(x: Any) -> DType | None:
+    """The strong dtype of ``x``; None for weak scalars."""
+    if isinstance(x, Tracer):
+        return x.accy_dtype
+    if is_weak(x) and np.ndim(x) == 0:
+        return None
+    arr = np.asarray(x)
+    if isinstance(x, (list, tuple)):  # Python data: f32/i32 like scalars
+        return DType.F32 if arr.dtype.kind == "f" else DType.I32 if arr.dtype.kind in "iu" else (
+            array_dtype(arr, "constant"))
+    return array_dtype(arr, "constant")
+
+
+def value_of(tr: Trace, x: Any, dtype: DType | None = None) -> Value:
+    """``x`` as an IR value of ``dtype`` (cast or constant)."""
+    if isinstance(x, Tracer):
+        v = x.value
+        return v if dtype is None or v.type.dtype == dtype else tr.fb.cast(v, dtype)
+    if isinstance(x, Value):
+        return x
+    dt = dtype or dtype_of(x) or promote([None], [x])
+    arr = np.asarray(x)
+    with np.errstate(all="ignore"):
+        conv = arr.astype(dt.numpy)
+    if dt.is_int and arr.dtype.kind in "iub" and not np.array_equal(conv, arr):
+        raise VerifyError(
+            f"constant {x!r} at {user_location()} does not fit {dt}; cast the array to a wider "
+            "dtype or use a smaller constant"
+        )
+    return constant(tr.fb, conv, dt)
+
+
+def wrap(tr: Trace, v: Value) -> Tracer:
+    return Tracer(v, tr)
+
+
+def common(*xs: Any) -> DType:
+    """The promoted dtype of operands ``xs`` (arrays strong, scalars weak)."""
+    strong = [dtype_of(x) for x in xs]
+    weak = [x for x, d in zip(xs, strong, strict=True) if d is None]
+    return promote(strong, weak)
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tracer) else np.shape(x)
+
+
+def broadcast_shape(expr: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy broadcast of ``shapes``; a VerifyError naming ``expr`` and the user's line."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        loc = user_location()
+        got = " and ".join(str(list(s)) for s in shapes)
+        raise VerifyError(
+            f"shape mismatch in {expr} at {loc}: operand shapes {got} do not broadcast; "
+            "trailing axes must be equal or 1 — reshape or index one operand (x[:, None])",
+            position=loc,
+        ) from None
+
+
+def _float(dt: DType) -> DType:
+    return dt if dt.is_float else DType.F32
+
+
+# ---------------------------------------------------------------- elementwise
+def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
+    """``a <symbol> b`` as ``accy.numpy.<name>``; used by the tracer's operators.
+
+    Raises:
+        VerifyError: the shapes do not broadcast (names the expression and the user's line).
+        UnsupportedError: ``//``, ``%`` or a bitwise op on floats.
+    """
+    tr = trace_of(a, b)
+    if tr is None:
+        return getattr(np, name)(a, b)
+    if name == "matmul":
+        return matmul(a, b)
+    if name in ("floor_divide", "remainder"):
+        raise UnsupportedError(
+            f"'{symbol}' ({name}) at {user_location()} is not supported by accy.numpy; "
+            "use anp.divide and anp.where, or compute it outside the jitted function",
+            feature=name, alternative="divide",
+        )
+    dt = common(a, b)
+    if name in ("divide", "true_divide", "power"):
+        dt = _float(dt)
+    if name in _BITWISE and dt.is_float:
+        raise UnsupportedError(
+            f"'{symbol}' at {user_location()} needs bool or integer operands, got {dt}; "
+            "compare first (x > 0) or cast with .astype(anp.int32)", feature=name,
+        )
+    shape = broadcast_shape(f"a {symbol} b", shape_of(a), shape_of(b))
+    fb = tr.fb
+    va, vb = (fb.broadcast_to(value_of(tr, x, dt), shape) for x in (a, b))
+    method = _BUILDER["divide" if name == "true_divide" else name]
+    return wrap(tr, getattr(fb, method)(va, vb))
+
+
+def _binary(name: str, symbol: str):
+    def fn(x1: Any, x2: Any) -> Any:
+        return binary_op(name, symbol, x1, x2)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise ``x1 {symbol} x2`` with numpy broadcasting (like ``numpy.{name}``)."
+    return fn
+
+
+add = _binary("add", "+")
+subtract = _binary("subtract", "-")
+multiply = _binary("multiply", "*")
+divide = _binary("divide", "/")
+true_divide = _binary("true_divide", "/")
+power = _binary("power", "**")
+maximum = _binary("maximum", "max")
+minimum = _binary("minimum", "min")
+equal = _binary("equal", "==")
+not_equal = _binary("not_equal", "!=")
+less = _binary("less", "<")
+less_equal = _binary("less_equal", "<=")
+greater = _binary("greater", ">")
+greater_equal = _binary("greater_equal", ">=")
+bitwise_and = _binary("bitwise_and", "&")
+bitwise_or = _binary("bitwise_or", "|")
+bitwise_xor = _binary("bitwise_xor", "^")
+
+
+def logical_and(x1: Any, x2: Any) -> Any:
+    """Elementwise logical and; operands are compared with 0 first when not bool."""
+    return bitwise_and(_as_bool(x1), _as_bool(x2))
+
+
+def logical_or(x1: Any, x2: Any) -> Any:
+    """Elementwise logical or."""
+    return bitwise_or(_as_bool(x1), _as_bool(x2))
+
+
+def logical_not(x: Any) -> Any:
+    """Elementwise logical not."""
+    return invert(_as_bool(x))
+
+
+def _as_bool(x: Any) -> Any:
+    if isinstance(x, Tracer) and x.accy_dtype != DType.BOOL:
+        return not_equal(x, 0)
+    return x if isinstance(x, Tracer) else np.asarray(x).astype(bool)
+
+
+def _unary(np_name: str, method: str, float_only: bool):
+    def fn(x: Any) -> Any:
+        tr = trace_of(x)
+        if tr is None:
+            return _EAGER.get(np_name, getattr(np, np_name, None))(x)
+        v = value_of(tr, x)
+        if float_only and not v.type.dtype.is_float:
+            v = tr.fb.cast(v, DType.F32)
+        return wrap(tr, getattr(tr.fb, method)(v))
+
+    fn.__name__ = np_name
+    fn.__doc__ = (f"Elementwise ``{np_name}``; same shape" +
+                  ("; integer input is cast to f32 first." if float_only else "."))
+    return fn
+
+
+def _np_sigmoid(x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    return 1 / (1 + np.exp(-x))
+
+
+def _np_gelu(x: Any) -> np.ndarray:
+    x = np.asarray(x)
+    c = x.dtype.type(np.sqrt(2.0 / np.pi))
+    return x.dtype.type(0.5) * x * (1 + np.tanh(c * (x + x.dtype.type(0.044715) * x * x * x)))
+
+
+_EAGER = {
+    "sigmoid": _np_sigmoid, "relu": lambda x: np.maximum(x, 0), "gelu": _np_gelu,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "negative": np.negative, "invert": np.invert,
+}
+exp = _unary("exp", "exp", True)
+log = _unary("log", "log", True)
+sqrt = _unary("sqrt", "sqrt", True)
+rsqrt = _unary("rsqrt", "rsqrt", True)
+tanh = _unary("tanh", "tanh", True)
+sin = _unary("sin", "sin", True)
+cos = _unary("cos", "cos", True)
+sigmoid = _unary("sigmoid", "sigmoid", True)
+relu = _unary("relu", "relu", True)
+gelu = _unary("gelu", "gelu", True)
+negative = _unary("negative", "neg", False)
+abs = _unary("abs", "abs", False)  # noqa: A001 - numpy's name
+absolute = abs
+invert = _unary("invert", "not_", False)
+
+
+def square(x: Any) -> Any:
+    """Elementwise ``x * x``."""
+    return multiply(x, x)
+
+
+def sign(x: Any) -> Any:
+    """Elementwise sign: -1, 0 or 1 in ``x``'s dtype."""
+    if trace_of(x) is None:
+        return np.sign(x)
+    return where(greater(x, 0), 1, where(less(x, 0), -1, 0)).astype(x.dtype)
+
+
+def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    """Elementwise ``min(max(a, a_min), a_max)``; either bound may be None."""
+    if a_min is not None:
+        a = maximum(a, a_min)
+    return a if a_max is None else minimum(a, a_max)
+
+
+def where(condition: Any, x: Any, y: Any) -> Any:
+    """``x`` where ``condition`` else ``y``, elementwise with broadcasting.
+
+    ``condition`` that is not bool is compared with 0. This is how a data-dependent
+    choice is written in a traced function (a Python ``if`` cannot see array data).
+    """
+    tr = trace_of(condition, x, y)
+    if tr is None:
+        return np.where(condition, x, y)
+    dt = common(x, y)
+    c = _as_bool(condition)
+    shape = broadcast_shape("where(condition, x, y)", shape_of(c), shape_of(x), shape_of(y))
+    fb = tr.fb
+    vc, vx, vy = (fb.broadcast_to(value_of(tr, v, d), shape)
+                  for v, d in ((c, DType.BOOL), (x, dt), (y, dt)))
+    return wrap(tr, fb.select(vc, vx, vy))
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """``x`` converted to ``dtype`` (numpy dtype, ``"float32"`` or accy's ``"f32"``)."""
+    tr = trace_of(x)
+    dt = DType.parse(dtype)
+    if tr is None:
+        return np.asarray(x).astype(dt.numpy)
+    return wrap(tr, value_of(tr, x, dt))
+
+
+# ---------------------------------------------------------------- reductions
+def _axes(axis: Any, rank: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(rank))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        if not -rank <= int(a) < rank:
+            raise VerifyError(
+                f"axis {a} at {user_location()} is out of range for an array of rank {rank}; "
+                f"use an axis in [{-rank}, {rank - 1}]"
+            )
+        out.append(int(a) % rank)
+    return tuple(out)
+
+
+def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
+    tr = trace_of(x)
+    if tr is None:
+        return np_fn(x, axis=axis, keepdims=keepdims)
+    v = value_of(tr, x)
+    if kind == "mean" and not v.type.dtype.is_float:
+        v = tr.fb.cast(v, DType.F32)
+    elif kind == "sum" and v.type.dtype == DType.BOOL:
+        v = tr.fb.cast(v, DType.I32)
+    axes = _axes(axis, v.type.rank)
+    return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
+
+
+def sum(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Sum over ``axis`` (int, tuple or None for all); bool counts as i32."""
+    return _reduce("sum", np.sum, a, axis, keepdims)
+
+
+def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Mean over ``axis``; integer input gives f32."""
+    return _reduce("mean", np.mean, a, axis, keepdims)
+
+
+def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Maximum over ``axis``."""
+    return _reduce("max", np.max, a, axis, keepdims)
+
+
+def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """Minimum over ``axis``."""
+    return _reduce("min", np.min, a, axis, keepdims)
+
+
+amax, amin = max, min
+
+
+def var(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Population variance (``ddof=0``) over ``axis``."""
+    if trace_of(a) is None:
+        return np.var(a, axis=axis, keepdims=keepdims)
+    d = subtract(a, mean(a, axis=axis, keepdims=True))
+    return mean(multiply(d, d), axis=axis, keepdims=keepdims)
+
+
+def std(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Population standard deviation over ``axis``."""
+    return sqrt(var(a, axis=axis, keepdims=keepdims))
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (an accy extension); floats."""
+    tr = trace_of(x)
+    if tr is None:
+        x = np.asarray(x)
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+    v = value_of(tr, x)
+    if not v.type.dtype.is_float:
+        v = tr.fb.cast(v, DType.F32)
+    return wrap(tr, tr.fb.softmax(v, axis=axis))
+
+
+# ---------------------------------------------------------------- linalg
+def _matmul_error(a: Any, b: Any, why: str) -> VerifyError:
+    loc = user_location()
+    return VerifyError(
+        f"shape mismatch in a @ b at {loc}: {why} (a is {list(shape_of(a))}, b is "
+        f"{list(shape_of(b))}); the last axis of a must equal the second-to-last of b",
+        op="linalg.dot_general", position=loc,
+    )
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` with numpy's rules: 1-D operands are promoted, batch axes broadcast.
+
+    Raises:
+        VerifyError: contracting extents differ or batch axes do not broadcast.
+    """
+    tr = trace_of(a, b)
+    if tr is None:
+        return np.matmul(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise _matmul_error(a, b, "operands must have rank >= 1")
+    dt = common(a, b)
+    fb = tr.fb
+    va, vb = value_of(tr, a, dt), value_of(tr, b, dt)
+    if len(sa) == 1:
+        va, sa = fb.reshape(va, (1, sa[0])), (1, sa[0])
+    if len(sb) == 1:
+        vb, sb = fb.reshape(vb, (sb[0], 1)), (sb[0], 1)
+    if sa[-1] != sb[-2]:
+        raise _matmul_error(a, b, f"contracting extents {sa[-1]} and {sb[-2]} differ")
+    batch = broadcast_shape("a @ b (batch axes)", sa[:-2], sb[:-2])
+    nb = len(batch)
+    if nb:
+        va = fb.broadcast_to(va, batch + sa[-2:])
+        vb = fb.broadcast_to(vb, batch + sb[-2:])
+    bd = list(range(nb))
+    out = fb.dot_general(va, vb, [nb + 1], [nb], bd, bd)
+    shape = batch + ((sa[-2],) if len(shape_of(a)) > 1 else ()) + (
+        (sb[-1],) if len(shape_of(b)) > 1 else ())
+    if tuple(out.type.shape) != shape:
+        out = fb.reshape(out, shape)
+    return wrap(tr, out)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """``numpy.dot`` for operands of rank <= 2 (same as :func:`matmul`); scalars multiply."""
+    if not shape_of(a) or not shape_of(b):
+        return multiply(a, b)
+    if len(shape_of(b)) > 2:
+        raise UnsupportedError(
+            f"anp.dot with a rank-{len(shape_of(b))} second operand at {user_location()} is "
+            "not supported; use anp.einsum or anp.matmul", feature="dot", alternative="einsum",
+        )
+    return matmul(a, b)
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Outer product of two vectors (flattened first, like numpy)."""
+    from accy.frontend.shape_api import ravel
+
+    return einsum("i,j->ij", ravel(a), ravel(b))
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype."""
+    tr = trace_of(*operands)
+    if tr is None:
+        return np.einsum(subscripts, *operands)
+    dt = common(*operands)
+    vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
+    return wrap(tr, tr.fb.einsum(vals, None, subscripts))

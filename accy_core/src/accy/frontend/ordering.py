@@ -1,0 +1,44 @@
+"""``anp.sort`` and ``anp.argsort``: the ``sort`` kernel family through its IR ops.
+
+Shapes: ``x`` (..., n) of f32 | f64 | i32 | i64 | u32, sorted along ``axis`` (default -1,
+the last); ``argsort`` returns i32 indices of the same shape. Ordering is ascending and
+stable (equal keys keep their order), like ``numpy.sort(kind="stable")``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accy.frontend.indexing import _needs_op
+from accy.frontend.numpy_api import trace_of, value_of, wrap
+
+__all__ = ["argsort", "sort"]
+
+
+def _order(kind: str, np_fn: Any, a: Any, axis: int) -> Any:
+    tr = trace_of(a)
+    if tr is None:
+        return np_fn(a, axis=axis, kind="stable")
+    op = _needs_op(tr, kind)
+    rank = len(a.shape)
+    return wrap(tr, op(value_of(tr, a), axis=axis % rank if rank else 0))
+
+
+def sort(a: Any, axis: int = -1) -> Any:
+    """``a`` sorted ascending along ``axis`` (stable).
+
+    Raises:
+        UnsupportedError: the sort op is not available (accy_kernels not installed).
+    """
+    return _order("sort", np.sort, a, axis)
+
+
+def argsort(a: Any, axis: int = -1) -> Any:
+    """Indices (i32) that sort ``a`` ascending along ``axis`` (stable).
+
+    Raises:
+        UnsupportedError: the argsort op is not available (accy_kernels not installed).
+    """
+    return _order("argsort", np.argsort, a, axis)

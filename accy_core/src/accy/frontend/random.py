@@ -1,0 +1,61 @@
+"""``anp.random``: counter-based random numbers with explicit keys (no hidden state).
+
+``key = anp.random.key(42)`` is a host array naming a stream; pass it into a jitted
+function like any array and draw with ``anp.random.uniform(key, shape)``. The same key
+gives the same numbers on every backend (the generator is the ``random`` kernel family's
+Philox4x32-10, Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011).
+Use a different key (``anp.random.fold_in(key, i)``) for each independent draw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accy.errors import UnsupportedError
+from accy.frontend.indexing import _needs_op
+from accy.frontend.numpy_api import trace_of, value_of, wrap
+from accy.ir import DType
+
+__all__ = ["fold_in", "key", "uniform"]
+
+
+def key(seed: int) -> np.ndarray:
+    """A key for ``seed`` (a Python int < 2**64): uint32[2] ``(low word, high word)``."""
+    s = int(seed) % (1 << 64)
+    return np.array([s & 0xFFFFFFFF, s >> 32], dtype=np.uint32)
+
+
+def fold_in(k: Any, data: int) -> Any:
+    """A new key derived from ``k`` and the Python int ``data`` (adds to the high word)."""
+    if trace_of(k) is None:
+        out = np.array(k, dtype=np.uint32).copy()
+        out[1] = (int(out[1]) + int(data) * 0x9E3779B9 + 1) & 0xFFFFFFFF
+        return out
+    from accy.frontend.numpy_api import add
+
+    return add(k, np.array([0, (int(data) * 0x9E3779B9 + 1) & 0xFFFFFFFF], dtype=np.uint32))
+
+
+def uniform(k: Any, shape: Any = (), dtype: Any = np.float32, minval: float = 0.0,
+            maxval: float = 1.0) -> Any:
+    """Uniform samples in ``[minval, maxval)`` of ``shape`` (f32 | f64) from key ``k``.
+
+    Raises:
+        UnsupportedError: the random op is not available (accy_kernels not installed).
+    """
+    tr = trace_of(k)
+    if tr is None:
+        raise UnsupportedError(
+            "anp.random.uniform outside a jitted function: accy draws random numbers on the "
+            "backend; call it inside an accy.jit function", feature="eager random",
+            alternative="accy.jit")
+    op = _needs_op(tr, "random_uniform")
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    dt = DType.parse(dtype)
+    u = op(value_of(tr, k, DType.U32), shape=shape, dtype=dt)
+    out = wrap(tr, u)
+    if (minval, maxval) != (0.0, 1.0):
+        out = out * (maxval - minval) + minval
+    return out

@@ -1,0 +1,207 @@
+"""Shape manipulation and array creation for ``accy.numpy``.
+
+``reshape`` (one ``-1`` allowed), ``transpose``, ``swapaxes``, ``expand_dims``, ``squeeze``,
+``ravel``, ``broadcast_to``; creation (``zeros``, ``ones``, ``full``, ``*_like``, ``arange``,
+``eye``, ``asarray``/``array``) makes IR constants inside a trace and numpy arrays outside.
+Shapes are static: they are Python ints at trace time, so ``x.shape[0] * 2`` is an int.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from accy.errors import VerifyError
+from accy.frontend.numpy_api import shape_of, trace_of, value_of, wrap
+from accy.frontend.trace import constant, current_trace, default_dtype, user_location
+from accy.frontend.tracer import Tracer
+from accy.ir import DType
+
+__all__ = [
+    "arange", "array", "asarray", "broadcast_to", "expand_dims", "eye", "full", "full_like",
+    "ones", "ones_like", "ravel", "reshape", "squeeze", "swapaxes", "transpose", "zeros",
+    "zeros_like",
+]
+
+
+def _shape_error(what: str, why: str) -> VerifyError:
+    loc = user_location()
+    return VerifyError(f"{what} at {loc}: {why}", position=loc)
+
+
+def _resolve_shape(size: int, newshape: Any) -> tuple[int, ...]:
+    shape = (int(newshape),) if isinstance(newshape, (int, np.integer)) else tuple(
+        int(s) for s in newshape)
+    if shape.count(-1) > 1:
+        raise _shape_error("reshape", f"only one -1 is allowed in {list(shape)}")
+    if -1 in shape:
+        rest = math.prod(s for s in shape if s != -1)
+        if rest == 0 or size % rest:
+            raise _shape_error("reshape", f"cannot infer -1 in {list(shape)} for {size} elements")
+        shape = tuple(size // rest if s == -1 else s for s in shape)
+    if math.prod(shape) != size:
+        raise _shape_error(
+            "reshape", f"cannot reshape {size} elements to {list(shape)} "
+            f"({math.prod(shape)} elements); the element counts must agree")
+    return shape
+
+
+def reshape(a: Any, newshape: Any) -> Any:
+    """``a`` with shape ``newshape`` (row-major order; one extent may be -1).
+
+    Raises:
+        VerifyError: the element counts differ (names the user's line).
+    """
+    tr = trace_of(a)
+    if tr is None:
+        return np.reshape(a, newshape)
+    shape = _resolve_shape(a.size, newshape)
+    return wrap(tr, tr.fb.reshape(value_of(tr, a), shape))
+
+
+def transpose(a: Any, axes: Any = None) -> Any:
+    """``a`` with its axes permuted (reversed when ``axes`` is None)."""
+    tr = trace_of(a)
+    if tr is None:
+        return np.transpose(a, axes)
+    rank = len(a.shape)
+    perm = tuple(range(rank))[::-1] if axes is None else tuple(int(x) % max(rank, 1)
+                                                                   for x in axes)
+    if sorted(perm) != list(range(rank)):
+        raise _shape_error("transpose", f"axes {list(axes)} are not a permutation of 0..{rank - 1}")
+    if perm == tuple(range(rank)):
+        return a
+    return wrap(tr, tr.fb.transpose(value_of(tr, a), perm))
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """``a`` with two axes exchanged."""
+    if trace_of(a) is None:
+        return np.swapaxes(a, axis1, axis2)
+    perm = list(range(a.ndim))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return transpose(a, perm)
+
+
+def expand_dims(a: Any, axis: int) -> Any:
+    """``a`` with a new axis of extent 1 at ``axis``."""
+    if trace_of(a) is None:
+        return np.expand_dims(a, axis)
+    shape = list(a.shape)
+    pos = axis if axis >= 0 else len(shape) + 1 + axis
+    shape.insert(pos, 1)
+    return reshape(a, shape)
+
+
+def squeeze(a: Any, axis: Any = None) -> Any:
+    """``a`` without the axes of extent 1 (all of them, or those in ``axis``)."""
+    if trace_of(a) is None:
+        return np.squeeze(a, axis)
+    rank = len(a.shape)
+    axes = {i for i, s in enumerate(a.shape) if s == 1} if axis is None else {
+        int(x) % rank for x in ((axis,) if isinstance(axis, int) else axis)}
+    for i in axes:
+        if a.shape[i] != 1:
+            raise _shape_error("squeeze", f"axis {i} has extent {a.shape[i]}, not 1")
+    return reshape(a, [s for i, s in enumerate(a.shape) if i not in axes])
+
+
+def ravel(a: Any) -> Any:
+    """``a`` flattened to 1-D."""
+    if trace_of(a) is None:
+        return np.ravel(a)
+    return reshape(a, (-1,))
+
+
+def broadcast_to(a: Any, shape: Any) -> Any:
+    """``a`` broadcast to ``shape`` (numpy rules)."""
+    tr = trace_of(a)
+    if tr is None:
+        return np.broadcast_to(a, shape)
+    shape = tuple(int(s) for s in shape)
+    try:
+        np.broadcast_shapes(shape_of(a), shape)
+    except ValueError:
+        raise _shape_error("broadcast_to", f"cannot broadcast {list(shape_of(a))} to "
+                           f"{list(shape)}; trailing axes must be equal or 1") from None
+    return wrap(tr, tr.fb.broadcast_to(value_of(tr, a), shape))
+
+
+# ---------------------------------------------------------------- creation
+def _make(arr: np.ndarray) -> Any:
+    tr = current_trace()
+    if tr is None:
+        return arr
+    return wrap(tr, constant(tr.fb, arr))
+
+
+def _dtype(dtype: Any, fill: Any = 0.0) -> np.dtype:
+    if dtype is None:
+        return default_dtype(fill).numpy
+    return DType.parse(dtype).numpy
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (f32/i32/bool from the value)."""
+    return _make(np.full(shape, fill_value, dtype=_dtype(dtype, fill_value)))
+
+
+def zeros(shape: Any, dtype: Any = None) -> Any:
+    """An array of zeros (f32 unless ``dtype``)."""
+    return full(shape, 0.0, DType.F32 if dtype is None else dtype)
+
+
+def ones(shape: Any, dtype: Any = None) -> Any:
+    """An array of ones (f32 unless ``dtype``)."""
+    return full(shape, 1.0, DType.F32 if dtype is None else dtype)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """An array shaped like ``a`` filled with ``fill_value`` (``a``'s dtype by default)."""
+    return full(shape_of(a), fill_value, a.dtype if dtype is None else dtype)
+
+
+def zeros_like(a: Any, dtype: Any = None) -> Any:
+    """Zeros shaped like ``a``."""
+    return full_like(a, 0, dtype)
+
+
+def ones_like(a: Any, dtype: Any = None) -> Any:
+    """Ones shaped like ``a``."""
+    return full_like(a, 1, dtype)
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
+    """``numpy.arange`` with static bounds (i32 for ints, f32 for floats by default)."""
+    arr = np.arange(start, stop, step) if stop is not None else np.arange(start)
+    dt = _dtype(dtype, arr.flat[0] if arr.size else 0) if dtype is None else _dtype(dtype)
+    if dtype is None and arr.dtype.kind == "f":
+        dt = np.dtype(np.float32)
+    return _make(arr.astype(dt))
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None) -> Any:
+    """Identity matrix ``(n, m)`` (f32 by default)."""
+    return _make(np.eye(n, m, dtype=_dtype(DType.F32 if dtype is None else dtype)))
+
+
+def asarray(a: Any, dtype: Any = None) -> Any:
+    """``a`` as an array: traced arrays pass through (cast to ``dtype``); host data becomes
+    a constant inside a trace (Python floats f32, ints i32) and numpy outside."""
+    if isinstance(a, Tracer):
+        from accy.frontend.numpy_api import astype
+
+        return a if dtype is None else astype(a, dtype)
+    if hasattr(a, "__accy_device_array__"):
+        a = np.asarray(a)
+    arr = np.asarray(a)
+    if dtype is not None:
+        arr = arr.astype(_dtype(dtype))
+    elif not isinstance(a, np.ndarray) and arr.dtype.kind in "fi":
+        arr = arr.astype(np.float32 if arr.dtype.kind == "f" else np.int32)
+    return _make(arr)
+
+
+array = asarray

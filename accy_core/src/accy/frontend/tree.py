@@ -1,0 +1,63 @@
+"""Flatten nested arguments and results (tuples, lists, dicts) into array leaves.
+
+A *tree* is a hashable description of the structure: array leaves are marked ``("*",)``
+and every other leaf is kept by value (it is static: part of the trace signature).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from accy.errors import InputError
+
+__all__ = ["flatten", "is_array", "unflatten"]
+
+
+def is_array(x: Any) -> bool:
+    """Arrays are traced; numbers, strings, None and other hashables are static."""
+    if isinstance(x, (bool, int, float, complex, str, bytes, type(None))):
+        return False
+    from accy.frontend.tracer import Tracer
+
+    return isinstance(x, Tracer) or hasattr(x, "__array__") or hasattr(x, "__dlpack__")
+
+
+def flatten(x: Any, leaves: list[Any], what: str = "argument") -> Any:
+    """Append the array leaves of ``x`` to ``leaves``; return its hashable tree.
+
+    Raises:
+        InputError: a leaf is neither an array nor hashable.
+    """
+    if isinstance(x, (tuple, list)):
+        return (type(x).__name__, tuple(flatten(i, leaves, what) for i in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((k, flatten(x[k], leaves, what)) for k in sorted(x)))
+    if is_array(x):
+        leaves.append(x)
+        return ("*",)
+    try:
+        hash(x)
+    except TypeError:
+        raise InputError(
+            f"{what} {x!r} of type {type(x).__name__} is neither an array nor a hashable "
+            "static value; pass arrays, numbers, strings or tuples/lists/dicts of them"
+        ) from None
+    return ("=", type(x).__name__, x)
+
+
+def unflatten(tree: Any, leaves: list[Any]) -> Any:
+    """Inverse of :func:`flatten`: rebuild the structure, consuming ``leaves`` in order."""
+    it = iter(leaves)
+    return _build(tree, it)
+
+
+def _build(tree: Any, it: Any) -> Any:
+    kind = tree[0]
+    if kind == "*":
+        return next(it)
+    if kind == "=":
+        return tree[2]
+    if kind == "dict":
+        return {k: _build(t, it) for k, t in tree[1]}
+    items = [_build(t, it) for t in tree[1]]
+    return tuple(items) if kind == "tuple" else items
