@@ -106,11 +106,7 @@ class DeviceArray:
         self._check_alive()
         if not self._host:
             return None
-        raw = self._backend.host_view(self.buffer)
-        if raw is None:
-            return None
-        flat = np.asarray(raw).reshape(-1).view(np.uint8)[: self.nbytes]
-        return flat.view(self.dtype).reshape(self.shape)
+        return self._backend.host_view(self.buffer, self.dtype, self.shape)
 
     def numpy(self) -> np.ndarray:
         """A host copy (numpy array of ``shape`` and ``dtype``)."""

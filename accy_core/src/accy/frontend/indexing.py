@@ -45,11 +45,8 @@ def _needs_op(tr: Trace, name: str) -> Any:
 
 
 def _is_int_array(ix: Any) -> bool:
-    if isinstance(ix, Tracer):
-        return True
-    if isinstance(ix, (list, np.ndarray)):
-        arr = np.asarray(ix)
-        if arr.dtype == bool:
+    if isinstance(ix, (Tracer, list, np.ndarray)):
+        if (ix.dtype if isinstance(ix, Tracer) else np.asarray(ix).dtype) == bool:
             raise _unsupported("a boolean mask", "the result shape would depend on data; "
                                "use anp.where(mask, x, 0) instead")
         return True
