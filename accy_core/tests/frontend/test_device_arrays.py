@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import gc
 
-import numpy as np
-import pytest
-
 import accy
 import accy.numpy as anp
+import numpy as np
+import pytest
 from accy.errors import InputError
 from accy.frontend import DeviceArray
 

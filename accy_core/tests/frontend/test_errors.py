@@ -5,11 +5,10 @@ from __future__ import annotations
 import inspect
 import pickle
 
-import numpy as np
-import pytest
-
 import accy
 import accy.numpy as anp
+import numpy as np
+import pytest
 from accy.errors import AccyError, InputError, UnsupportedError, VerifyError
 from accy.frontend import TracerConversionError, UnsupportedFunctionError
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
 import accy
 import accy.numpy as anp
+import numpy as np
+import pytest
 from accy.frontend import Tracer
 
 RNG = np.random.default_rng(0)

@@ -49,12 +49,13 @@ class DeviceArray:
     __array_priority__ = 100
 
     def __init__(self, backend: Any, buffer: Any, type: TensorType, backend_name: str,
-                 owner: Any = None) -> None:
+                 owner: Any = None, host_memory: bool | None = None) -> None:
         self._backend = backend
         self.buffer = buffer
         self.type = type
         self.backend_name = backend_name
-        self._host = "host_memory" in backend.capabilities().features
+        self._host = (host_memory if host_memory is not None
+                      else "host_memory" in backend.capabilities().features)
         self._finalizer = weakref.finalize(self, _release, backend, buffer, owner)
 
     # ------------------------------------------------------------ metadata

@@ -56,7 +56,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
         for slot, t in zip(g.result_slots, g.result_types, strict=True):
             if slot in written and slot not in made and slot not in buffers:
                 buf = be.allocate(max(t.nbytes, 1))
-                made[slot] = DeviceArray(be, buf, t, backend_name)
+                made[slot] = DeviceArray(be, buf, t, backend_name, host_memory=exe._host)
                 buffers[slot] = buf
         for ln in g.launches:
             if ln.groups <= 0:

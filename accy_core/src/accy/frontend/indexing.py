@@ -46,7 +46,7 @@ def _needs_op(tr: Trace, name: str) -> Any:
 
 def _is_int_array(ix: Any) -> bool:
     if isinstance(ix, (Tracer, list, np.ndarray)):
-        if (ix.dtype if isinstance(ix, Tracer) else np.asarray(ix).dtype) == bool:
+        if (ix.dtype if isinstance(ix, Tracer) else np.asarray(ix).dtype) == np.bool_:
             raise _unsupported("a boolean mask", "the result shape would depend on data; "
                                "use anp.where(mask, x, 0) instead")
         return True
