@@ -1,0 +1,52 @@
+# Set up accy's development environment in .venv; sourced by .ci/run and scripts/setup-and-run.sh.
+#
+# What it does, from the repository root:
+#   1. installs Mesa's Vulkan drivers (lavapipe), the Vulkan loader and spirv-tools with apt, so
+#      the Vulkan backend really runs and SPIR-V is validated; a failure there (no root, no
+#      network, not Debian) is only a warning: the CPU tests still run;
+#   2. creates .venv (python3 -m venv --system-site-packages, so packages the machine already has,
+#      such as llvmlite and numpy, are reused when there is no network);
+#   3. installs every accy package editable, the test plugins under tests/plugins/ and the test
+#      tools, in one pip call so the resolver sees everything at once.
+# Afterwards ACCY_ROOT is the repository root and ACCY_PYTHON the venv's python.
+# It is meant to be sourced from a script running under `set -euo pipefail`.
+
+ACCY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ACCY_PYTHON="$ACCY_ROOT/.venv/bin/python"
+cd "$ACCY_ROOT"
+
+accy_install_system_packages() {
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then sudo="sudo -n"; else
+            echo "warning: not root and no sudo; skipping apt (Vulkan tests will skip)" >&2
+            return 0
+        fi
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "warning: apt-get not found; skipping system packages (Vulkan tests will skip)" >&2
+        return 0
+    fi
+    if ! { $sudo apt-get update -q \
+            && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+               --no-install-recommends mesa-vulkan-drivers libvulkan1 spirv-tools; }; then
+        echo "warning: apt-get failed; continuing without Vulkan drivers and spirv-tools" >&2
+    fi
+}
+
+accy_create_venv() {
+    if [ ! -x "$ACCY_PYTHON" ]; then
+        python3 -m venv --system-site-packages "$ACCY_ROOT/.venv"
+    fi
+    local editable=()
+    local pkg
+    for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_kernels \
+               tests/plugins/*/; do
+        if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
+    done
+    "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
+        "${editable[@]}" pytest hypothesis ruff scipy numexpr
+}
+
+accy_install_system_packages
+accy_create_venv
