@@ -19,6 +19,7 @@ import numpy as _np
 from accy.frontend import random  # noqa: F401 - anp.random
 from accy.frontend.errors import UnsupportedFunctionError as _Unsupported
 from accy.frontend.indexing import take
+from accy.frontend.linalg_api import dot, einsum, matmul, outer
 from accy.frontend.numpy_api import (
     abs,
     absolute,
@@ -32,8 +33,6 @@ from accy.frontend.numpy_api import (
     clip,
     cos,
     divide,
-    dot,
-    einsum,
     equal,
     exp,
     gelu,
@@ -46,7 +45,6 @@ from accy.frontend.numpy_api import (
     logical_and,
     logical_not,
     logical_or,
-    matmul,
     max,
     maximum,
     mean,
@@ -55,7 +53,6 @@ from accy.frontend.numpy_api import (
     multiply,
     negative,
     not_equal,
-    outer,
     power,
     relu,
     rsqrt,

@@ -7,12 +7,12 @@ any trace, called on host data, they compute eagerly with numpy and return numpy
 
 Shapes broadcast numpy-style. A shape error names the expression and the user's line:
 ``shape mismatch in a + b at model.py:12: operand shapes [3] and [4] do not broadcast``.
-Shape helpers and creation functions live in :mod:`accy.frontend.shape_api`.
+Shape helpers and creation live in :mod:`accy.frontend.shape_api`, ``matmul``/``einsum``
+in :mod:`accy.frontend.linalg_api`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -32,10 +32,10 @@ from accy.ir import DType, Value
 
 __all__ = [
     "abs", "absolute", "add", "amax", "amin", "astype", "binary_op", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "clip", "cos", "divide", "dot", "einsum", "equal", "exp",
+    "bitwise_or", "bitwise_xor", "clip", "cos", "divide", "equal", "exp",
     "gelu", "greater", "greater_equal", "invert", "less", "less_equal", "log", "logical_and",
-    "logical_not", "logical_or", "matmul", "max", "maximum", "mean", "min", "minimum",
-    "multiply", "negative", "not_equal", "outer", "power", "relu", "rsqrt", "sigmoid", "sign",
+    "logical_not", "logical_or", "max", "maximum", "mean", "min", "minimum",
+    "multiply", "negative", "not_equal", "power", "relu", "rsqrt", "sigmoid", "sign",
     "sin", "softmax", "sqrt", "square", "std", "subtract", "sum", "tanh", "true_divide", "var",
     "where",
 ]
@@ -145,6 +145,8 @@ def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
     if tr is None:
         return getattr(np, name)(a, b)
     if name == "matmul":
+        from accy.frontend.linalg_api import matmul
+
         return matmul(a, b)
     if name in ("floor_divide", "remainder"):
         raise UnsupportedError(
@@ -385,77 +387,3 @@ def softmax(x: Any, axis: int = -1) -> Any:
     if not v.type.dtype.is_float:
         v = tr.fb.cast(v, DType.F32)
     return wrap(tr, tr.fb.softmax(v, axis=axis))
-
-
-# ---------------------------------------------------------------- linalg
-def _matmul_error(a: Any, b: Any, why: str) -> VerifyError:
-    loc = user_location()
-    return VerifyError(
-        f"shape mismatch in a @ b at {loc}: {why} (a is {list(shape_of(a))}, b is "
-        f"{list(shape_of(b))}); the last axis of a must equal the second-to-last of b",
-        op="linalg.dot_general", position=loc,
-    )
-
-
-def matmul(a: Any, b: Any) -> Any:
-    """``a @ b`` with numpy's rules: 1-D operands are promoted, batch axes broadcast.
-
-    Raises:
-        VerifyError: contracting extents differ or batch axes do not broadcast.
-    """
-    tr = trace_of(a, b)
-    if tr is None:
-        return np.matmul(a, b)
-    sa, sb = shape_of(a), shape_of(b)
-    if not sa or not sb:
-        raise _matmul_error(a, b, "operands must have rank >= 1")
-    dt = common(a, b)
-    fb = tr.fb
-    va, vb = value_of(tr, a, dt), value_of(tr, b, dt)
-    if len(sa) == 1:
-        va, sa = fb.reshape(va, (1, sa[0])), (1, sa[0])
-    if len(sb) == 1:
-        vb, sb = fb.reshape(vb, (sb[0], 1)), (sb[0], 1)
-    if sa[-1] != sb[-2]:
-        raise _matmul_error(a, b, f"contracting extents {sa[-1]} and {sb[-2]} differ")
-    batch = broadcast_shape("a @ b (batch axes)", sa[:-2], sb[:-2])
-    nb = len(batch)
-    if nb:
-        va = fb.broadcast_to(va, batch + sa[-2:])
-        vb = fb.broadcast_to(vb, batch + sb[-2:])
-    bd = list(range(nb))
-    out = fb.dot_general(va, vb, [nb + 1], [nb], bd, bd)
-    shape = batch + ((sa[-2],) if len(shape_of(a)) > 1 else ()) + (
-        (sb[-1],) if len(shape_of(b)) > 1 else ())
-    if tuple(out.type.shape) != shape:
-        out = fb.reshape(out, shape)
-    return wrap(tr, out)
-
-
-def dot(a: Any, b: Any) -> Any:
-    """``numpy.dot`` for operands of rank <= 2 (same as :func:`matmul`); scalars multiply."""
-    if not shape_of(a) or not shape_of(b):
-        return multiply(a, b)
-    if len(shape_of(b)) > 2:
-        raise UnsupportedError(
-            f"anp.dot with a rank-{len(shape_of(b))} second operand at {user_location()} is "
-            "not supported; use anp.einsum or anp.matmul", feature="dot", alternative="einsum",
-        )
-    return matmul(a, b)
-
-
-def outer(a: Any, b: Any) -> Any:
-    """Outer product of two vectors (flattened first, like numpy)."""
-    from accy.frontend.shape_api import ravel
-
-    return einsum("i,j->ij", ravel(a), ravel(b))
-
-
-def einsum(subscripts: str, *operands: Any) -> Any:
-    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype."""
-    tr = trace_of(*operands)
-    if tr is None:
-        return np.einsum(subscripts, *operands)
-    dt = common(*operands)
-    vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
-    return wrap(tr, tr.fb.einsum(vals, None, subscripts))

@@ -1,0 +1,102 @@
+"""Linear algebra for ``accy.numpy``: ``matmul``/``@``, ``dot``, ``outer``, ``einsum``.
+
+All of them lower to ``linalg.dot_general`` or ``linalg.einsum``. Operands are promoted to a
+common dtype first (see :mod:`accy.frontend.trace`). A contracting-extent mismatch names
+the expression and the user's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.numpy_api import (
+    broadcast_shape,
+    common,
+    multiply,
+    shape_of,
+    trace_of,
+    value_of,
+    wrap,
+)
+from accy.frontend.trace import user_location
+from accy.ir import Value
+
+__all__ = ["dot", "einsum", "matmul", "outer"]
+
+
+# ---------------------------------------------------------------- linalg
+def _matmul_error(a: Any, b: Any, why: str) -> VerifyError:
+    loc = user_location()
+    return VerifyError(
+        f"shape mismatch in a @ b at {loc}: {why} (a is {list(shape_of(a))}, b is "
+        f"{list(shape_of(b))}); the last axis of a must equal the second-to-last of b",
+        op="linalg.dot_general", position=loc,
+    )
+
+
+def matmul(a: Any, b: Any) -> Any:
+    """``a @ b`` with numpy's rules: 1-D operands are promoted, batch axes broadcast.
+
+    Raises:
+        VerifyError: contracting extents differ or batch axes do not broadcast.
+    """
+    tr = trace_of(a, b)
+    if tr is None:
+        return np.matmul(a, b)
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise _matmul_error(a, b, "operands must have rank >= 1")
+    dt = common(a, b)
+    fb = tr.fb
+    va, vb = value_of(tr, a, dt), value_of(tr, b, dt)
+    if len(sa) == 1:
+        va, sa = fb.reshape(va, (1, sa[0])), (1, sa[0])
+    if len(sb) == 1:
+        vb, sb = fb.reshape(vb, (sb[0], 1)), (sb[0], 1)
+    if sa[-1] != sb[-2]:
+        raise _matmul_error(a, b, f"contracting extents {sa[-1]} and {sb[-2]} differ")
+    batch = broadcast_shape("a @ b (batch axes)", sa[:-2], sb[:-2])
+    nb = len(batch)
+    if nb:
+        va = fb.broadcast_to(va, batch + sa[-2:])
+        vb = fb.broadcast_to(vb, batch + sb[-2:])
+    bd = list(range(nb))
+    out = fb.dot_general(va, vb, [nb + 1], [nb], bd, bd)
+    shape = batch + ((sa[-2],) if len(shape_of(a)) > 1 else ()) + (
+        (sb[-1],) if len(shape_of(b)) > 1 else ())
+    if tuple(out.type.shape) != shape:
+        out = fb.reshape(out, shape)
+    return wrap(tr, out)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """``numpy.dot`` for operands of rank <= 2 (same as :func:`matmul`); scalars multiply."""
+    if not shape_of(a) or not shape_of(b):
+        return multiply(a, b)
+    if len(shape_of(b)) > 2:
+        raise UnsupportedError(
+            f"anp.dot with a rank-{len(shape_of(b))} second operand at {user_location()} is "
+            "not supported; use anp.einsum or anp.matmul", feature="dot", alternative="einsum",
+        )
+    return matmul(a, b)
+
+
+def outer(a: Any, b: Any) -> Any:
+    """Outer product of two vectors (flattened first, like numpy)."""
+    from accy.frontend.shape_api import ravel
+
+    return einsum("i,j->ij", ravel(a), ravel(b))
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype."""
+    tr = trace_of(*operands)
+    if tr is None:
+        return np.einsum(subscripts, *operands)
+    dt = common(*operands)
+    vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
+    return wrap(tr, tr.fb.einsum(vals, None, subscripts))
