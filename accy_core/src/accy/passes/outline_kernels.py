@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import ClassVar
 
+from accy.errors import VerifyError
 from accy.ir import Module, Operation, Value
 from accy.ir.ops.linalg import dot_general_dims
 from accy.kernel import (
@@ -45,6 +46,7 @@ from accy.kernel import (
     Var,
 )
 from accy.passes.base import Pass, PassContext
+from accy.passes.fusion import ROOT_OPS
 from accy.passes.kernel_exprs import (
     IDX,
     Index,
@@ -251,7 +253,16 @@ def outline_region(region: Operation, name: str) -> tuple[Kernel, int]:
     out = em.yielded()
     check_size(out.type.num_elements, f"'{region.name}' result {out.type}")
     shared: tuple = ()
-    if region.attrs.get("kind") == "reduce":
+    root = out.defining_op
+    is_reduce = root is not None and root.name in ROOT_OPS
+    for op in em.block.ops:
+        if op.name in ROOT_OPS and op is not root:
+            raise VerifyError(
+                f"'dispatch.region' op: '{op.name}' must be the value a region yields; "
+                "run the dispatch stage (fusion) instead of writing regions by hand",
+                op="dispatch.region",
+            )
+    if is_reduce:
         body, ws, groups, shared = _emit_reduce(em, out)
     else:
         body, ws, groups = _emit_map(em, out)

@@ -30,7 +30,7 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 def dot_general_dims(attrs) -> tuple[tuple[int, ...], ...]:
     return tuple(
-        tuple(int(x) for x in attrs[k])
+        tuple(int(x) for x in attrs.get(k, ()))
         for k in ("lhs_contracting", "rhs_contracting", "lhs_batch", "rhs_batch")
     )
 
