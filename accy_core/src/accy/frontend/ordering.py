@@ -7,6 +7,7 @@ stable (equal keys keep their order), like ``numpy.sort(kind="stable")``.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,18 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int) -> Any:
     if tr is None:
         return np_fn(a, axis=axis, kind="stable")
     op = _needs_op(tr, kind)
-    rank = len(a.shape)
-    return wrap(tr, op(value_of(tr, a), axis=axis % rank if rank else 0))
+    v = value_of(tr, a)
+    rank = v.type.rank
+    axis = axis % rank if rank else 0
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    moved = perm != list(range(rank))
+    if moved:  # the family sorts along the last axis
+        v = tr.fb.transpose(v, perm)
+    takes_axis = "axis" in inspect.signature(op).parameters
+    out = op(v, axis=rank - 1) if takes_axis else op(v)
+    if moved:
+        out = tr.fb.transpose(out, [perm.index(d) for d in range(rank)])
+    return wrap(tr, out)
 
 
 def sort(a: Any, axis: int = -1) -> Any:

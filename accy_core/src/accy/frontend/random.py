@@ -9,6 +9,7 @@ Use a different key (``anp.random.fold_in(key, i)``) for each independent draw.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 from accy.errors import UnsupportedError
 from accy.frontend.indexing import _needs_op
 from accy.frontend.numpy_api import trace_of, value_of, wrap
+from accy.frontend.trace import user_location
+from accy.frontend.tracer import Tracer
 from accy.ir import DType
 
 __all__ = ["fold_in", "key", "uniform"]
@@ -38,6 +41,17 @@ def fold_in(k: Any, data: int) -> Any:
     return add(k, np.array([0, (int(data) * 0x9E3779B9 + 1) & 0xFFFFFFFF], dtype=np.uint32))
 
 
+def _static_seed(k: Any) -> int:
+    if isinstance(k, Tracer):
+        raise UnsupportedError(
+            f"anp.random.uniform at {user_location()}: this accy's random op takes a seed "
+            "fixed at trace time, got a traced key; close over the key (a host array from "
+            "anp.random.key) or pass it with static_argnums", feature="traced random key",
+            alternative="static key")
+    words = np.asarray(k, dtype=np.uint32).reshape(-1)
+    return int(words[0]) | (int(words[1]) << 32)
+
+
 def uniform(k: Any, shape: Any = (), dtype: Any = np.float32, minval: float = 0.0,
             maxval: float = 1.0) -> Any:
     """Uniform samples in ``[minval, maxval)`` of ``shape`` (f32 | f64) from key ``k``.
@@ -54,7 +68,10 @@ def uniform(k: Any, shape: Any = (), dtype: Any = np.float32, minval: float = 0.
     op = _needs_op(tr, "random_uniform")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
     dt = DType.parse(dtype)
-    u = op(value_of(tr, k, DType.U32), shape=shape, dtype=dt)
+    if "key" in inspect.signature(op).parameters:
+        u = op(key=value_of(tr, k, DType.U32), shape=shape, dtype=dt)
+    else:  # the op takes a static seed: the key must be host data at trace time
+        u = op(shape, seed=_static_seed(k), dtype=dt)
     out = wrap(tr, u)
     if (minval, maxval) != (0.0, 1.0):
         out = out * (maxval - minval) + minval
