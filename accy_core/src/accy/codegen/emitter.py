@@ -225,6 +225,9 @@ class FunctionEmitter:
         p = self.buffers[name]
         space = self.target.buffer_address_space
         idx = self.index64(index)
+        hook = getattr(self.target, "buffer_element_pointer", None)
+        if hook is not None:  # resource-handle targets (Vulkan): no pointer arithmetic
+            return hook(self, self.buffer_values[name], memory_type(p.dtype), idx)
         ptr_ty = f"ptr addrspace({space})" if space else "ptr"
         v = self.value(
             f"getelementptr inbounds {memory_type(p.dtype)}, {ptr_ty} "

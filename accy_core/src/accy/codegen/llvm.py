@@ -279,9 +279,11 @@ def _simt_functions(
         name = f"{kernel.name}.shared.{a.name}"
         globals_.append(target.shared_array_global(name, memory_type(a.dtype), a.size_elems))
         em.shared_values[a.name] = symbol(name)
+    prologue_hook = getattr(target, "entry_prologue", None)
+    prologue = prologue_hook(em) if prologue_hook is not None else []
     em.block(kernel.body)
     em.emit("ret void")
-    fn = [target.entry_definition(kernel), "entry:", *em.allocas, *em.lines, "}"]
+    fn = [target.entry_definition(kernel), "entry:", *prologue, *em.allocas, *em.lines, "}"]
     return fn, em.declarations, globals_
 
 

@@ -8,6 +8,14 @@ goes through these hooks. Two modes:
 - ``simt = True`` (GPU): one function per kernel runs one work-item; the target declares the
   entry point, reads ids, places buffers, scalars and shared arrays, and lowers barriers.
 
+Optional SIMT hooks (looked up with ``getattr``; a target without them gets the default):
+
+- ``entry_prologue(em) -> list[str]``: instruction lines placed first in the entry block,
+  e.g. defining ``%b<i>``/``%s<i>`` from resource bindings and push constants (Vulkan).
+- ``buffer_element_pointer(em, buffer_value, element_type, index64) -> str``: emit the
+  address of one buffer element and return it typed (``"ptr addrspace(11) %v7"``) instead
+  of a ``getelementptr`` on ``%b<i>`` (resource-handle targets).
+
 :class:`BaseTarget` gives defaults (LLVM math intrinsics, monotonic atomics, address space 0)
 that a concrete target overrides. See ``LLVM-TARGETS.md`` for the per-target idioms.
 """

@@ -34,6 +34,7 @@ from accy.errors import CodegenError
 __all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "shutdown_worker"]
 
 OUTPUT_KINDS = frozenset({"obj", "asm", "ptx", "spirv-obj", "llvm-opt", "llvm"})
+_PIPELINES = ("default", "light", "none")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class CodegenRequest:
         link_libraries: paths of LLVM libraries, bitcode (``.bc``) or text (``.ll``), linked
             into the module before optimization (NVPTX: libdevice). Their definitions are
             made internal and a GlobalDCE pass drops every one the kernel does not call.
+        pipeline: middle end: ``"default"`` (``PassBuilder`` at ``opt_level``), ``"light"``
+            (always-inline, SROA, SCCP, SimplifyCFG, DCE: no InstCombine/GVN, which break
+            Vulkan work-group arrays) or ``"none"``.
     """
 
     ir: str
@@ -70,6 +74,7 @@ class CodegenRequest:
     abort_for_testing: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     link_libraries: tuple[str, ...] = ()
+    pipeline: str = "default"
 
 
 # ---------------------------------------------------------------------- the compilation itself
@@ -119,6 +124,41 @@ def _link_libraries(llvm: Any, module: Any, tm: Any, request: CodegenRequest) ->
     mpm.run(module, pb)
 
 
+def _light_pipeline(llvm: Any, module: Any, tm: Any) -> None:
+    """Run the ``light`` middle end (see :class:`CodegenRequest`)."""
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=2))
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    mpm.add_sroa_pass()
+    mpm.add_sccp_pass()
+    mpm.add_simplify_cfg_pass()
+    mpm.add_dead_code_elimination_pass()
+    mpm.run(module, pb)
+
+
+def _middle_end(llvm: Any, module: Any, tm: Any, request: CodegenRequest) -> None:
+    """Run the request's middle-end ``pipeline`` on ``module``."""
+    if request.pipeline == "light":
+        _light_pipeline(llvm, module, tm)
+    elif request.pipeline == "default":
+        pto = llvm.create_pipeline_tuning_options(speed_level=request.opt_level)
+        pto.loop_vectorization = request.loop_vectorize and request.opt_level >= 2
+        pto.slp_vectorization = request.slp_vectorize and request.opt_level >= 2
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(module, pb)
+
+
+_applied_options: set[str] = set()
+
+
+def _apply_options(llvm: Any, options: tuple[str, ...]) -> None:
+    """Apply ``llvm.set_option`` strings, each once per process (they are process-global)."""
+    for option in options:
+        if option not in _applied_options:
+            llvm.set_option("", option)
+            _applied_options.add(option)
+
+
 def compile_here(request: CodegenRequest) -> dict[str, bytes]:
     """Compile ``request`` in this process and return ``{output kind: bytes}``.
 
@@ -134,8 +174,11 @@ def compile_here(request: CodegenRequest) -> dict[str, bytes]:
             f"codegen: unknown output kind(s) {sorted(unknown)}; known: "
             f"{', '.join(sorted(OUTPUT_KINDS))}"
         )
-    for option in request.options:
-        llvm.set_option("", option)
+    if request.pipeline not in _PIPELINES:
+        raise CodegenError(
+            f"codegen: unknown pipeline {request.pipeline!r}; known: {', '.join(_PIPELINES)}"
+        )
+    _apply_options(llvm, request.options)
     try:
         module = llvm.parse_assembly(request.ir)
         module.verify()
@@ -164,11 +207,7 @@ def compile_here(request: CodegenRequest) -> dict[str, bytes]:
         out["llvm"] = str(module).encode()
     if request.link_libraries:
         _link_libraries(llvm, module, tm, request)
-    pto = llvm.create_pipeline_tuning_options(speed_level=request.opt_level)
-    pto.loop_vectorization = request.loop_vectorize and request.opt_level >= 2
-    pto.slp_vectorization = request.slp_vectorize and request.opt_level >= 2
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(module, pb)
+    _middle_end(llvm, module, tm, request)
     for kind in request.outputs:
         if kind == "llvm-opt":
             out[kind] = str(module).encode()

@@ -1,0 +1,303 @@
+"""VulkanTarget: the shared LLVM generator's description of ``spirv-unknown-vulkan1.3-compute``.
+
+Pure: no device state, no ``vulkan`` import; every idiom comes from ``LLVM-TARGETS.md``.
+
+- Entry point ``@main`` with ``"hlsl.shader"="compute"`` and ``"hlsl.numthreads"``.
+- Buffer ``i`` is a storage buffer at set 0, binding ``i``: a ``spirv.VulkanBuffer`` handle
+  from ``llvm.spv.resource.handlefrombinding`` whose name string is unique per binding (two
+  equal names silently merge two bindings), elements through ``llvm.spv.resource.getpointer``.
+- Scalars live in one push-constant block (``addrspace(13)``), see :func:`push_layout`;
+  ``bool`` travels as ``i32``. Its last field is the total work-group count, so a launch
+  larger than ``maxComputeWorkGroupCount`` can be split with ``vkCmdDispatchBase``.
+- Barriers: ``llvm.spv.group.memory.barrier.with.group.sync``; the emitted semantics lack
+  the WorkgroupMemory bit and :func:`accy_backend_vulkan.toolchain.finish_spirv` patches them.
+- Atomics: ``atomicrmw`` with ``syncscope("device") acq_rel`` (default scope is CrossDevice,
+  relaxed ordering emits an invalid ``OpConstantNull``); no ``cmpxchg`` (LLVM 22 crashes).
+- Middle end: the ``light`` pipeline (InstCombine/GVN break work-group arrays).
+- f64 ``exp``/``log``/``sin``/``cos``/``tanh``/``exp2``/``log2``/``pow``: GLSL.std.450 is
+  32-bit only, so :meth:`VulkanTarget.legalize` refuses them (``CapabilityError``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from accy.codegen import BaseTarget, CodegenRequest, llvm_type
+from accy.errors import CapabilityError
+from accy.kernel import AtomicRMW, For, If, Kernel, ThreadId, Unary
+
+if TYPE_CHECKING:
+    from accy.codegen.emitter import FunctionEmitter
+
+__all__ = ["ALL_FEATURES", "PushField", "VulkanTarget", "push_layout"]
+
+TRIPLE = "spirv-unknown-vulkan1.3-compute"
+SPIRV_EXTENSIONS = (
+    "--spirv-ext=+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
+)
+#: device features the target can use (a device lacking one is described without it)
+ALL_FEATURES = frozenset({"f64", "i64", "float_atomics", "float_atomic_minmax", "f64_atomics"})
+_F64_TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "exp2", "log2"})
+_THREAD_INTRINSICS = {
+    "global": "llvm.spv.thread.id.i32",
+    "local": "llvm.spv.thread.id.in.group.i32",
+    "group": "llvm.spv.group.id.i32",
+}
+_MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i8"}
+_BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
+
+
+@dataclass(frozen=True)
+class PushField:
+    """One push-constant field: scalar name, kernel dtype, LLVM type, byte offset."""
+
+    name: str
+    dtype: str
+    llvm_type: str
+    offset_bytes: int
+
+
+def push_layout(kernel: Kernel) -> tuple[list[PushField], int]:
+    """Return the push-constant fields of ``kernel`` and the block size in bytes.
+
+    Fields: each scalar in order (``bool`` as ``i32``), then ``i32 num_groups``. Offsets use
+    natural alignment, as LLVM's SPIR-V data layout does for the non-packed struct.
+    """
+    fields: list[PushField] = []
+    offset = 0
+    items = [(s.name, s.dtype) for s in kernel.scalars] + [("num_groups", "i32")]
+    for name, dtype in items:
+        ty = "i32" if dtype == "bool" else llvm_type(dtype)
+        size = 8 if ty in ("i64", "double") else 4
+        offset = (offset + size - 1) // size * size
+        fields.append(PushField(name, dtype, ty, offset))
+        offset += size
+    return fields, (offset + 7) // 8 * 8
+
+
+def _push_struct(kernel: Kernel) -> str:
+    fields, _ = push_layout(kernel)
+    return "{ " + ", ".join(f.llvm_type for f in fields) + " }"
+
+
+def _needs_push(kernel: Kernel) -> bool:
+    if kernel.scalars:
+        return True
+    return any(
+        isinstance(e, ThreadId) and e.kind == "num_groups"
+        for stmt in _walk(kernel.body)
+        for e in _stmt_exprs(stmt)
+    )
+
+
+def _walk(stmts: tuple[Any, ...]) -> Any:
+    for s in stmts:
+        yield s
+        if isinstance(s, For):
+            yield from _walk(s.body)
+        elif isinstance(s, If):
+            yield from _walk(s.then)
+            yield from _walk(s.orelse)
+
+
+def _exprs(e: Any) -> Any:
+    yield e
+    for name in ("x", "a", "b", "cond", "index", "value"):
+        child = getattr(e, name, None)
+        if child is not None and hasattr(child, "dtype"):
+            yield from _exprs(child)
+
+
+def _stmt_exprs(s: Any) -> Any:
+    for name in ("value", "index", "start", "stop", "step", "cond"):
+        child = getattr(s, name, None)
+        if child is not None and hasattr(child, "dtype"):
+            yield from _exprs(child)
+
+
+class VulkanTarget(BaseTarget):
+    """The Vulkan compute target description.
+
+    Args:
+        features: what the device offers, names from :data:`ALL_FEATURES` (default: all).
+    """
+
+    name = "vulkan"
+    triple = TRIPLE
+    data_layout = ""
+    simt = True
+    buffer_address_space = 11
+    shared_address_space = 3
+
+    def __init__(self, features: frozenset[str] = ALL_FEATURES) -> None:
+        self.features = frozenset(features)
+
+    def fingerprint(self) -> str:
+        """Return a sha256 hex of (triple, features, LLVM version)."""
+        import llvmlite.binding as llvm
+
+        parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info))
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+    # checks -----------------------------------------------------------------------------
+    def _refuse(self, kernel: Kernel, what: str, feature: str, fix: str) -> CapabilityError:
+        return CapabilityError(
+            f"kernel {kernel.name!r}: {what} is not supported by backend 'vulkan'; {fix}",
+            feature=feature,
+            backend="vulkan",
+            alternative=fix,
+        )
+
+    def legalize(self, kernel: Kernel) -> None:
+        """Refuse f64 transcendentals, missing dtypes and float atomics the device lacks.
+
+        Raises:
+            CapabilityError: names the kernel, the construct and what to do instead.
+        """
+        dtypes = [b.dtype for b in kernel.buffers] + [s.dtype for s in kernel.scalars]
+        for stmt in _walk(kernel.body):
+            for e in _stmt_exprs(stmt):
+                dtypes.append(e.dtype)
+                is_pow = getattr(e, "op", None) == "pow" and e.dtype == "f64"
+                if (
+                    isinstance(e, Unary)
+                    and e.op in _F64_TRANSCENDENTAL
+                    and e.dtype == "f64"
+                    or is_pow
+                ):
+                    raise self._refuse(
+                        kernel,
+                        f"f64 {e.op} (GLSL.std.450 is 32-bit only)",
+                        "f64_math",
+                        "compute the math function in f32",
+                    )
+            if isinstance(stmt, AtomicRMW):
+                self._check_atomic(kernel, stmt)
+        for dtype, feature in (("f64", "f64"), ("i64", "i64")):
+            if dtype in dtypes and feature not in self.features:
+                raise self._refuse(kernel, f"dtype {dtype}", feature, f"cast {dtype} to 32 bits")
+
+    def _check_atomic(self, kernel: Kernel, stmt: AtomicRMW) -> None:
+        dtype = stmt.value.dtype
+        if dtype not in ("f32", "f64"):
+            return
+        need = "float_atomics" if stmt.op in ("add", "xchg") else "float_atomic_minmax"
+        if dtype == "f64":
+            need = "f64_atomics"
+        if need not in self.features:
+            raise self._refuse(
+                kernel,
+                f"atomic {stmt.op} on {dtype}",
+                "float_atomics",
+                "use a reduction without float atomics",
+            )
+
+    # code generation hooks --------------------------------------------------------------
+    def atomic_ordering(self) -> str:
+        """Device scope, acquire-release (see the module docstring)."""
+        return 'syncscope("device") acq_rel'
+
+    def module_prelude(self, kernel: Kernel) -> list[str]:
+        """Return the binding name strings, the push-constant block and the attributes."""
+        lines = []
+        for i, b in enumerate(kernel.buffers):
+            text = f"accy.b{i}.{b.name}"
+            escaped = "".join(c if c.isalnum() or c in "._" else "_" for c in text)
+            lines.append(
+                f"@.binding.{i} = private unnamed_addr constant [{len(escaped) + 1} x i8] "
+                f'c"{escaped}\\00", align 1'
+            )
+        if _needs_push(kernel):  # an unused push block miscompiles (duplicate SPIR-V id)
+            lines.append(
+                f"@accy.push = external hidden addrspace(13) global {_push_struct(kernel)}, align 8"
+            )
+        lines.append(
+            f'attributes #0 = {{ "hlsl.numthreads"="{kernel.workgroup_size},1,1" '
+            f'"hlsl.shader"="compute" }}'
+        )
+        lines.append("attributes #1 = { convergent nounwind }")
+        return lines
+
+    def entry_definition(self, kernel: Kernel) -> str:
+        """Return ``define void @main() #0 {`` (the SPIR-V entry point is ``main``)."""
+        return "define void @main() #0 {"
+
+    @staticmethod
+    def _handle_type(element_type: str) -> tuple[str, str]:
+        ty = f'target("spirv.VulkanBuffer", [0 x {element_type}], 12, 1)'
+        return ty, f"tspirv.VulkanBuffer_a0{_MANGLE[element_type]}_12_1t"
+
+    def entry_prologue(self, em: FunctionEmitter) -> list[str]:
+        """Define ``%b<i>`` (buffer handles) and ``%s<i>`` (push constants) first."""
+        from accy.codegen import memory_type
+
+        kernel = em.kernel
+        lines = []
+        for i, b in enumerate(kernel.buffers):
+            ty, mangled = self._handle_type(memory_type(b.dtype))
+            callee = f"llvm.spv.resource.handlefrombinding.{mangled}"
+            em.declare(callee, ty, ["i32", "i32", "i32", "i32", "ptr"])
+            lines.append(
+                f"  %b{i} = call {ty} @{callee}(i32 0, i32 {i}, i32 1, i32 0, ptr @.binding.{i})"
+            )
+            em.buffer_values[b.name] = f"%b{i}"
+        fields, _ = push_layout(kernel)
+        struct = _push_struct(kernel)
+        for i, f in enumerate(fields[:-1]):
+            raw = f"%s{i}.raw" if f.dtype == "bool" else f"%s{i}"
+            lines += [
+                f"  %s{i}.p = getelementptr inbounds {struct}, ptr addrspace(13) "
+                f"@accy.push, i32 0, i32 {i}",
+                f"  {raw} = load {f.llvm_type}, ptr addrspace(13) %s{i}.p, align 4",
+            ]
+            if f.dtype == "bool":
+                lines.append(f"  %s{i} = icmp ne i32 {raw}, 0")
+        return lines
+
+    def buffer_element_pointer(
+        self, em: FunctionEmitter, handle: str, element_type: str, index64: str
+    ) -> str:
+        """Emit ``getpointer(handle, index)`` and return the ``addrspace(11)`` pointer."""
+        ty, mangled = self._handle_type(element_type)
+        callee = f"llvm.spv.resource.getpointer.p11.{mangled}"
+        em.declare(callee, "ptr addrspace(11)", [ty, "i32"])
+        index = em.value(f"trunc i64 {index64} to i32")
+        p = em.value(f"call ptr addrspace(11) @{callee}({ty} {handle}, i32 {index})")
+        return f"ptr addrspace(11) {p}"
+
+    def thread_id(self, em: FunctionEmitter, kind: str) -> str:
+        """Read GlobalInvocationId/LocalInvocationId/WorkgroupId x; ``num_groups`` comes
+        from the push-constant block (a split dispatch would see only its own part)."""
+        if kind == "num_groups":
+            kernel = em.kernel
+            p = em.value(
+                f"getelementptr inbounds {_push_struct(kernel)}, ptr addrspace(13) @accy.push, "
+                f"i32 0, i32 {len(kernel.scalars)}"
+            )
+            return em.value(f"load i32, ptr addrspace(13) {p}, align 4")
+        return em.call(_THREAD_INTRINSICS[kind], "i32", [("i32", "0")])
+
+    def barrier(self, em: FunctionEmitter) -> None:
+        """Emit the group barrier (semantics patched after emission)."""
+        em.declarations[_BARRIER] = f"declare void @{_BARRIER}() #1"
+        em.emit(f"call void @{_BARRIER}()")
+
+    def shared_array_global(self, name: str, element_type: str, size_elems: int) -> str:
+        """An ``internal addrspace(3)`` array, ``poison``-initialised (Workgroup storage)."""
+        return (
+            f'@"{name}" = internal addrspace(3) global [{size_elems} x {element_type}] '
+            f"poison, align 4"
+        )
+
+    def request(self, llvm_ir: str, outputs: tuple[str, ...] = ("spirv-obj",)) -> CodegenRequest:
+        """Return the worker request: ``light`` middle end, float-atomic extensions on."""
+        return CodegenRequest(
+            ir=llvm_ir,
+            triple=self.triple,
+            opt_level=2,
+            outputs=outputs,
+            options=(SPIRV_EXTENSIONS,),
+            pipeline="light",
+        )
