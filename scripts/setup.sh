@@ -4,8 +4,8 @@
 #   1. installs Mesa's Vulkan drivers (lavapipe), the Vulkan loader and spirv-tools with apt, so
 #      the Vulkan backend really runs and SPIR-V is validated; a failure there (no root, no
 #      network, not Debian) is only a warning: the CPU tests still run;
-#   2. creates .venv (python3 -m venv --system-site-packages, so packages the machine already has,
-#      such as llvmlite and numpy, are reused when there is no network);
+#   2. creates a clean .venv (no system site-packages: everything accy needs is installed from
+#      PyPI, so a green run here is a green run on a fresh machine);
 #   3. installs every accy package editable, the test plugins under tests/plugins/ and the test
 #      tools, in one pip call so the resolver sees everything at once.
 # Afterwards ACCY_ROOT is the repository root and ACCY_PYTHON the venv's python.
@@ -36,7 +36,7 @@ accy_install_system_packages() {
 
 accy_create_venv() {
     if [ ! -x "$ACCY_PYTHON" ]; then
-        python3 -m venv --system-site-packages "$ACCY_ROOT/.venv"
+        python3 -m venv "$ACCY_ROOT/.venv"
     fi
     local editable=()
     local pkg
@@ -45,7 +45,7 @@ accy_create_venv() {
         if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
-        "${editable[@]}" pytest hypothesis ruff scipy numexpr
+        "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib tqdm
 }
 
 accy_install_system_packages

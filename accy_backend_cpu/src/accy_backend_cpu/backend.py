@@ -27,6 +27,7 @@ from accy.kernel import DTYPES, Kernel, dtype_bytes
 
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
+from accy_backend_cpu.vecmath import link_vecmath
 
 __all__ = ["CpuBackend", "LoadedKernel"]
 
@@ -128,7 +129,7 @@ class CpuBackend:
         options = dict(options or {})
         noalias = bool(options.get("noalias", True))
         self._check(kernel)
-        text = emit_llvm_ir(kernel, self.target, noalias=noalias)
+        text = link_vecmath(emit_llvm_ir(kernel, self.target, noalias=noalias))
         data = compile_llvm(self.target.request(text, ("obj",)))["obj"]
         metadata = {
             "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
@@ -163,7 +164,7 @@ class CpuBackend:
                 backend="cpu",
             )
         self._check(kernel)
-        text = emit_llvm_ir(kernel, self.target)
+        text = link_vecmath(emit_llvm_ir(kernel, self.target))
         if format == "llvm":
             return text.encode()
         return compile_llvm(self.target.request(text, (format,)))[format]

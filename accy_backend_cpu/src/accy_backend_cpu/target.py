@@ -12,6 +12,8 @@ from functools import cache
 
 from accy.codegen import BaseTarget, CodegenRequest
 
+from accy_backend_cpu.vecmath import VECMATH_F32
+
 __all__ = ["CpuTarget", "host_machine"]
 
 
@@ -53,6 +55,12 @@ class CpuTarget(BaseTarget):
         self.features = host_features if features is None else features
         self.opt_level = opt_level
 
+    def math_function(self, op: str, dtype: str) -> str | None:
+        """f32 exp/log/tanh → the vectorizable versions of :mod:`accy_backend_cpu.vecmath`."""
+        if dtype == "f32" and op in VECMATH_F32:
+            return VECMATH_F32[op]
+        return super().math_function(op, dtype)
+
     def fingerprint(self) -> str:
         """Return a sha256 hex of (cpu, features, LLVM version, accy version)."""
         import accy
@@ -65,6 +73,7 @@ class CpuTarget(BaseTarget):
             ".".join(map(str, llvm.llvm_version_info)),
             getattr(accy, "__version__", "0"),
             str(self.opt_level),
+            "vecmath-1",
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 

@@ -51,7 +51,7 @@ def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = Non
     else:
         stats["disk_misses"] = stats.get("disk_misses", 0) + 1
         art = backend.compile(kernel)
-        if cache is not None:
+        if cache is not None and (art.metadata or {}).get("cacheable", True):
             cache.store(key, art)
     _ARTIFACTS[key] = art
     return art

@@ -77,7 +77,8 @@ class Executable:
                 )
             if arr.shape != t.shape:
                 raise InputError(
-                    f"{name} input #{i}: expected shape {list(t.shape)} ({t}), got {list(arr.shape)}"
+                    f"{name} input #{i}: expected shape {list(t.shape)} ({t}), "
+                    f"got {list(arr.shape)}"
                 )
             arrays.append(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))
         return arrays
