@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,11 +30,9 @@ import numpy as np
 import vulkan as vk
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.codegen import compile_llvm, emit_llvm_ir
-from accy.codegen.worker import shutdown_worker
+from accy.codegen import emit_llvm_ir
 from accy.errors import (
     BackendUnavailable,
-    CodegenError,
     LaunchError,
     OutOfResources,
     UnsupportedError,
@@ -41,7 +40,7 @@ from accy.errors import (
 from accy.kernel import Kernel
 
 from accy_backend_vulkan.target import VulkanTarget, push_layout
-from accy_backend_vulkan.toolchain import duplicate_ids, finish_spirv, validate
+from accy_backend_vulkan.toolchain import compile_spirv, validate
 
 __all__ = ["VulkanBackend", "VulkanBuffer"]
 
@@ -66,7 +65,6 @@ _DISPATCH_BASE = getattr(vk, "VK_PIPELINE_CREATE_DISPATCH_BASE_KHR", 0x10)
 _ATOMIC_FLOAT_EXT = "VK_EXT_shader_atomic_float"
 _ATOMIC_FLOAT2_EXT = "VK_EXT_shader_atomic_float2"
 _DESCRIPTOR_CACHE_LIMIT = 64
-_CODEGEN_ATTEMPTS = 3
 
 
 @dataclass(eq=False)
@@ -128,7 +126,7 @@ class VulkanBackend:
 
     def __init__(self, device: int | None = None, validate_spirv: bool = True) -> None:
         self.validate_spirv = validate_spirv
-        self._free: dict[int, list[VulkanBuffer]] = {}
+        self._free: dict[int, deque[VulkanBuffer]] = {}
         self._live_buffers: set[int] = set()
         self._buffer_users: dict[int, set[LoadedKernel]] = {}
         self._in_flight: list[tuple[Any, Any]] = []
@@ -340,18 +338,7 @@ class VulkanBackend:
 
     # compilation ------------------------------------------------------------------------
     def _spirv(self, kernel: Kernel) -> bytes:
-        text = emit_llvm_ir(kernel, self.target)
-        for _attempt in range(_CODEGEN_ATTEMPTS):
-            spirv = compile_llvm(self.target.request(text))["spirv-obj"]
-            if not duplicate_ids(spirv):
-                break
-            shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
-        else:
-            raise CodegenError(
-                f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice "
-                f"after {_CODEGEN_ATTEMPTS} fresh compilations; please report"
-            )
-        spirv = finish_spirv(spirv, kernel.name)
+        spirv = compile_spirv(kernel, self.target)
         if self.validate_spirv:
             validate(spirv, kernel.name)
         return spirv
@@ -513,7 +500,7 @@ class VulkanBackend:
         capacity = max(16, (nbytes + 255) // 256 * 256)
         free = self._free.get(capacity)
         if free:
-            buf = free.pop()
+            buf = free.popleft()  # FIFO: a call loop gets its buffers back in order
             buf.nbytes, buf.released = nbytes, False
             return buf
         dev = self._device
@@ -587,7 +574,7 @@ class VulkanBackend:
             return
         self.synchronize()
         buf.released = True
-        self._free.setdefault(buf.capacity_bytes, []).append(buf)
+        self._free.setdefault(buf.capacity_bytes, deque()).append(buf)
 
     def _destroy_buffer(self, buf: VulkanBuffer) -> None:
         for loaded in self._buffer_users.pop(id(buf), set()):

@@ -21,10 +21,21 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from accy.errors import CodegenError, CompileError
 
-__all__ = ["duplicate_ids", "finish_spirv", "fix_barriers", "imports", "null_to_const", "validate"]
+_CODEGEN_ATTEMPTS = 3
+
+__all__ = [
+    "compile_spirv",
+    "duplicate_ids",
+    "finish_spirv",
+    "fix_barriers",
+    "imports",
+    "null_to_const",
+    "validate",
+]
 
 _OP_NAME, _OP_DECORATE, _OP_TYPE_BOOL, _OP_TYPE_INT, _OP_TYPE_FLOAT = 5, 71, 20, 21, 22
 _OP_CONSTANT_FALSE, _OP_CONSTANT, _OP_CONSTANT_NULL, _OP_CONTROL_BARRIER = 41, 43, 46, 224
@@ -162,6 +173,30 @@ def finish_spirv(spirv: bytes, kernel_name: str) -> bytes:
             "call; please report",
         )
     return fix_barriers(null_to_const(spirv))
+
+
+def compile_spirv(kernel: Any, target: Any) -> bytes:
+    """Return the patched SPIR-V of ``kernel`` for ``target`` (a ``VulkanTarget``).
+
+    A module with duplicate ids (see :func:`duplicate_ids`) is recompiled in a fresh worker.
+
+    Raises:
+        CapabilityError: the target refuses the kernel. CodegenError: LLVM failed, the
+            module imports an unknown function, or every attempt defined ids twice.
+    """
+    from accy.codegen import compile_llvm, emit_llvm_ir
+    from accy.codegen.worker import shutdown_worker
+
+    text = emit_llvm_ir(kernel, target)
+    for _attempt in range(_CODEGEN_ATTEMPTS):
+        spirv = compile_llvm(target.request(text))["spirv-obj"]
+        if not duplicate_ids(spirv):
+            return finish_spirv(spirv, kernel.name)
+        shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
+    raise CodegenError(
+        f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice after "
+        f"{_CODEGEN_ATTEMPTS} fresh compilations; please report"
+    )
 
 
 def validate(spirv: bytes, kernel_name: str = "kernel", target_env: str = "vulkan1.3") -> bool:
