@@ -1,7 +1,7 @@
 """The CUDA driver layer: one small interface, two thin implementations.
 
-About 650 lines, past the 500-line aim on purpose: the interface and both implementations
-stay together so that this remains the only module touching a driver binding.
+Size: about 650 lines, past the 500-line aim on purpose: the interface and both
+implementations stay together so that this remains the only module touching a driver binding.
 
 This is the only module of the package that imports a CUDA driver binding, and it does so
 inside :func:`load_driver`, never at import time. Two bindings are supported:
