@@ -23,7 +23,7 @@ import numpy as np
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import LaunchError, UnsupportedError
-from accy.kernel import DTYPES, Kernel, dtype_bytes
+from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
@@ -31,14 +31,6 @@ from accy_backend_cpu.vecmath import link_vecmath
 
 __all__ = ["CpuBackend", "LoadedKernel"]
 
-_NUMPY = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u32": np.uint32,
-    "bool": np.bool_,
-}
 _PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B"}
 _KERNEL_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
@@ -229,7 +221,7 @@ class CpuBackend:
 
     def host_view(self, buf: np.ndarray, dtype: Any, shape: Sequence[int]) -> np.ndarray:
         """Return a zero-copy numpy view of ``buf`` (``dtype`` numpy or kernel dtype)."""
-        dt = np.dtype(_NUMPY.get(dtype, dtype)) if isinstance(dtype, str) else np.dtype(dtype)
+        dt = np.dtype(NUMPY_DTYPES.get(dtype, dtype)) if isinstance(dtype, str) else np.dtype(dtype)
         count = int(np.prod(shape)) if len(shape) else 1
         return buf[: count * dt.itemsize].view(dt).reshape(tuple(shape))
 
@@ -313,7 +305,7 @@ class CpuBackend:
         for i, ((sname, dtype), (given, value)) in enumerate(zip(expected, scalars, strict=True)):
             if given != dtype:
                 raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, got {given}")
-            v = _NUMPY[dtype](value).item()
+            v = NUMPY_DTYPES[dtype](value).item()
             struct.pack_into(_PACK[dtype], slots, 8 * i, int(v) if dtype == "bool" else v)
         return slots
 

@@ -23,18 +23,11 @@ import numpy as np
 
 from accy.errors import InternalError, VerifyError
 from accy.kernel import ir
+from accy.kernel.ir import NUMPY_DTYPES
 from accy.kernel.verifier import verify_kernel
 
 __all__ = ["NUMPY_DTYPES", "as_groups", "interpret"]
 
-NUMPY_DTYPES = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u32": np.uint32,
-    "bool": np.bool_,
-}
 _UNARY = {
     "exp": np.exp,
     "log": np.log,

@@ -28,6 +28,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+import numpy as np
+
 from accy.errors import VerifyError
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "DTYPES",
     "FLOAT_DTYPES",
     "INT_DTYPES",
+    "NUMPY_DTYPES",
     "THREAD_ID_KINDS",
     "UNARY_OPS",
     "Assign",
@@ -120,6 +123,13 @@ BINARY_OPS = (
 ATOMIC_OPS = frozenset({"add", "min", "max", "xchg", "or", "and"})
 THREAD_ID_KINDS = frozenset({"global", "local", "group", "num_groups"})
 ACCESS_MODES = frozenset({"read", "write", "readwrite"})
+
+
+#: kernel dtype → numpy scalar type of one buffer element (bool: one byte, 0 or 1).
+NUMPY_DTYPES: dict[str, type] = {
+    "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+    "u32": np.uint32, "bool": np.bool_,
+}
 
 
 def dtype_bytes(dtype: str) -> int:
