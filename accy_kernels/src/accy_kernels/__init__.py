@@ -1,8 +1,52 @@
-"""accy's kernel-library families (gather, scatter, SpMV, SpMM, sort, random, scan, ...).
+"""accy-kernels: kernel-library families written once in accy's kernel DSL.
 
-The package is a placeholder until the families land: it installs and imports, and
-registers nothing yet. Families will be declared through the ``accy_kernel_families()``
-hook and written once in the kernel DSL, so that each runs on every backend.
+numpy arrays in, numpy arrays out; every function takes ``backend=`` (a backend name, default
+``"cpu"``, or a live backend), ``variant=`` (a variant name of the family, default: the
+first) and ``candidate=`` (an :class:`accy.kernels.Candidate`, default: the variant's
+choice). All inputs are checked on the host before any kernel is launched.
+
+Example::
+
+    import numpy as np, accy_kernels as ak
+
+    ak.sort(np.array([3.0, np.nan, -0.0, 0.0, 1.0], np.float32))
+    ak.gather(np.arange(10.0), np.array([3, -1]))            # [3., 9.]
+    ak.random.uniform((4,), seed=7)                           # Philox4x32-10
+
+Families are also listed by ``accy kernels`` and discovered by accy through the
+``accy_kernel_families()`` hook (:mod:`accy_kernels.plugin`).
 """
 
+from __future__ import annotations
+
+from accy_kernels import random
+from accy_kernels.api import (
+    argsort,
+    filter,
+    gather,
+    scan,
+    scatter,
+    scatter_add,
+    segment_sum,
+    sort,
+    sort_pairs,
+)
+from accy_kernels.sparse_api import read_matrix, spmm, spmv
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "argsort",
+    "filter",
+    "gather",
+    "random",
+    "read_matrix",
+    "scan",
+    "scatter",
+    "scatter_add",
+    "segment_sum",
+    "sort",
+    "sort_pairs",
+    "spmm",
+    "spmv",
+]

@@ -1,0 +1,67 @@
+"""Kernel-library families: descriptors, registry, runner and host-side validation.
+
+A family (``spmv``, ``sort``, ``gather``) is a named operation with a signature, a
+numpy/scipy reference and variants written once in the kernel DSL (see
+:mod:`accy.kernels.family`). Plugins contribute families through the
+``accy_kernel_families()`` hook (entry-point group ``accy``); :func:`families` collects them.
+A variant runs a call by describing a :class:`Plan` (slots and launches) and running it on a
+backend (:mod:`accy.kernels.runner`).
+
+Example::
+
+    from accy.kernels import families, get_variant
+
+    sorted(families())                       # ['gather', 'random', 'scan', 'sort', ...]
+    fam, var = get_variant("spmv.csr_scalar")
+"""
+
+from __future__ import annotations
+
+from accy.kernels.family import Candidate, Family, Role, Signature, Variant, resolve
+from accy.kernels.registry import (
+    families,
+    get_family,
+    get_variant,
+    register_family,
+    registry_problems,
+    reset,
+    variant_runs_on,
+)
+from accy.kernels.runner import Plan, Slot, backend_object, host_like, tile_geometry
+from accy.kernels.validate import (
+    IndexOutOfRangeError,
+    as_array,
+    check_dtype,
+    check_indices,
+    check_mode,
+    kernel_dtype,
+    normalize_axis,
+)
+
+__all__ = [
+    "Candidate",
+    "Family",
+    "IndexOutOfRangeError",
+    "Plan",
+    "Role",
+    "Signature",
+    "Slot",
+    "Variant",
+    "as_array",
+    "backend_object",
+    "check_dtype",
+    "check_indices",
+    "check_mode",
+    "families",
+    "get_family",
+    "get_variant",
+    "host_like",
+    "kernel_dtype",
+    "normalize_axis",
+    "register_family",
+    "registry_problems",
+    "reset",
+    "resolve",
+    "tile_geometry",
+    "variant_runs_on",
+]

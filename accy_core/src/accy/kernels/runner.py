@@ -1,0 +1,172 @@
+"""Run a family variant's kernels on a backend as one :class:`accy.runtime.LaunchGraph`.
+
+A variant describes one call as a :class:`Plan`: host inputs (parameters), temporaries and
+outputs (buffer slots, sizes in elements), and an ordered list of launches, each binding
+slots in the fixed launch order (outputs, inputs) with ``(dtype, value)`` scalars. ``run``
+compiles every kernel once per backend (memory and disk artifact caches of
+:func:`accy.runtime.compiler.compile_kernel`), keeps the loaded kernels per process, and
+executes the graph through :class:`accy.runtime.Executable`, which binds host arrays
+zero-copy on backends with host memory.
+
+Tile kernels (one work-item walks a contiguous tile, e.g. radix-sort histograms) are few
+work-items; :func:`tile_geometry` spreads them over enough work-items that a CPU backend's
+thread pool runs them in parallel (idle lanes return at once).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Plan", "Slot", "backend_object", "host_like", "tile_geometry"]
+
+_NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
+          "u32": np.uint32, "bool": np.bool_}
+_LOADED: dict[tuple[str, str], object] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A buffer slot of a plan: ``size_elems`` elements of kernel dtype ``dtype``."""
+
+    index: int
+    dtype: str
+    size_elems: int
+
+
+def backend_object(backend: str | Any) -> Any:
+    """Return the live backend for a name (opened through :mod:`accy.plugins`) or object.
+
+    Raises:
+        BackendUnavailable: unknown or unavailable backend name.
+    """
+    if isinstance(backend, str):
+        from accy.plugins import open_backend
+
+        return open_backend(backend)
+    return backend
+
+
+def host_like(backend: Any) -> bool:
+    """Return True when the backend runs on host memory (CPU-like thread pool)."""
+    return "host_memory" in backend_object(backend).capabilities().features
+
+
+def tile_geometry(backend: Any, tiles: int, workgroup_size: int) -> tuple[int, int]:
+    """Return ``(groups, lane_stride)`` for a kernel where one work-item walks one tile.
+
+    Work-item ``t * lane_stride`` handles tile ``t``; the others idle. On host-memory
+    backends the stride makes the launch at least 65536 work-items so that it is split over
+    threads; elsewhere the stride is 1.
+    """
+    stride = 1
+    if host_like(backend) and tiles > 0:
+        stride = max(1, -(-65536 // tiles))
+    items = tiles * stride
+    return max(0, -(-items // workgroup_size)), stride
+
+
+@dataclass
+class Plan:
+    """A launch graph under construction for one family call (see the module docstring)."""
+
+    name: str
+    _sizes: list[tuple[str, int]] = field(default_factory=list)
+    _params: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    _results: list[int] = field(default_factory=list)
+    _launches: list[tuple[Any, int, tuple[int, ...], tuple[tuple[str, Any], ...]]] = field(
+        default_factory=list)
+
+    def _slot(self, dtype: str, size_elems: int) -> Slot:
+        self._sizes.append((dtype, int(size_elems)))
+        return Slot(len(self._sizes) - 1, dtype, int(size_elems))
+
+    def param(self, array: np.ndarray, dtype: str) -> Slot:
+        """Add host input ``array`` (1-D view, numpy dtype of kernel dtype ``dtype``)."""
+        arr = np.ascontiguousarray(array).reshape(-1)
+        if arr.dtype != _NUMPY[dtype]:
+            arr = arr.view(_NUMPY[dtype]) if arr.itemsize == np.dtype(_NUMPY[dtype]).itemsize \
+                else arr.astype(_NUMPY[dtype])
+        if any(a is arr or np.shares_memory(a, arr) for _, a in self._params):
+            arr = arr.copy()
+        s = self._slot(dtype, arr.size)
+        self._params.append((s.index, arr))
+        return s
+
+    def temp(self, dtype: str, size_elems: int) -> Slot:
+        """Add a temporary of ``size_elems`` elements (uninitialised; write before reading).
+
+        At least one element is allocated so that empty problems bind whole elements.
+        """
+        return self._slot(dtype, max(1, size_elems))
+
+    def output(self, dtype: str, size_elems: int) -> Slot:
+        """Add a result of ``size_elems`` elements, returned by :meth:`run` in this order."""
+        s = self._slot(dtype, size_elems)
+        self._results.append(s.index)
+        return s
+
+    def launch(self, kernel: Any, groups: int, slots: list[Slot],
+               scalars: list[tuple[str, Any]] = ()) -> None:  # type: ignore[assignment]
+        """Append a launch of ``kernel`` over ``groups`` work-groups binding ``slots``."""
+        self._launches.append((kernel, int(groups), tuple(s.index for s in slots),
+                               tuple(scalars)))
+
+    def graph(self) -> Any:
+        """Return the :class:`accy.runtime.graph.LaunchGraph` of this plan."""
+        from accy.ir import TensorType
+        from accy.runtime.graph import GraphLaunch, LaunchGraph
+
+        itemsize = {k: np.dtype(v).itemsize for k, v in _NUMPY.items()}
+        g = LaunchGraph(
+            slot_bytes=[itemsize[d] * n for d, n in self._sizes],
+            param_slots=[i for i, _ in self._params],
+            param_types=[TensorType(self._sizes[i][0], (self._sizes[i][1],))
+                         for i, _ in self._params],
+            result_slots=list(self._results),
+            result_types=[TensorType(self._sizes[i][0], (self._sizes[i][1],))
+                          for i in self._results],
+            name=self.name,
+        )
+        for kernel, groups, slots, scalars in self._launches:
+            g.kernels[kernel.name] = kernel
+            g.launches.append(GraphLaunch(kernel.name, groups, kernel.workgroup_size, slots,
+                                          scalars))
+        return g
+
+    def run(self, backend: str | Any) -> tuple[np.ndarray, ...]:
+        """Compile, load and run the plan on ``backend``; return the outputs (1-D arrays).
+
+        Raises:
+            BackendUnavailable: the backend cannot be opened.
+            CodegenError, CompileError, LaunchError: the backend failed.
+        """
+        from accy.runtime.executable import Executable
+
+        be = backend_object(backend)
+        g = self.graph()
+        loaded = {name: _load(be, k) for name, k in g.kernels.items()}
+        exe = Executable(be, g, loaded)
+        try:
+            return exe(*[a for _, a in self._params])
+        finally:
+            exe.close()
+
+
+def _load(backend: Any, kernel: Any) -> object:
+    from accy.runtime.compiler import compile_kernel
+
+    key = (backend.name, kernel.fingerprint())
+    with _LOCK:
+        hit = _LOADED.get(key)
+    if hit is not None:
+        return hit
+    art = compile_kernel(backend, kernel)
+    obj = backend.load(art)
+    with _LOCK:
+        _LOADED[key] = obj
+    return obj

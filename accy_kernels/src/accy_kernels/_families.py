@@ -1,0 +1,132 @@
+"""The descriptors of every accy-kernels family (what the plugin hook returns).
+
+Importing this module imports only :mod:`accy.kernels` (no LLVM, no backend); variant code is
+named by ``"module:function"`` strings and imported on first use.
+"""
+
+from __future__ import annotations
+
+from accy.kernels import Candidate, Family, Role, Signature, Variant
+
+__all__ = ["FAMILIES"]
+
+P = "accy_kernels"
+FLOATS = ("f32", "f64")
+VALUES = ("f32", "f64", "i32", "i64", "u32")
+ADDABLE = ("f32", "f64", "i32", "i64")
+INDEX = ("i32", "i64")
+WG = tuple(Candidate(w) for w in (256, 128, 64, 512))
+
+
+def _in(name, dtypes, shape, doc=""):
+    return Role(name, "input", dtypes, shape, doc)
+
+
+def _out(name, dtypes, shape, doc=""):
+    return Role(name, "output", dtypes, shape, doc)
+
+
+def _opt(name, doc):
+    return Role(name, "option", (), "", doc)
+
+
+def _fam(name, roles, variants, doc):
+    return Family(name, Signature(tuple(roles)), f"{P}.references:{name}", tuple(variants),
+                  doc, provider="accy-kernels")
+
+
+_SORT_VARIANT = Variant(
+    "radix", f"{P}.sort_radix:run",
+    "LSD radix sort, 8-bit digits: per-tile histograms, reduce-then-scan, stable scatter "
+    "(Merrill & Grimshaw 2011)",
+    tuple(Candidate(64, ipt) for ipt in (0, 16384, 65536, 4096)),
+    dtypes=VALUES,
+)
+
+FAMILIES = [
+    _fam("gather", [_in("src", VALUES, "(*pre, n, *post)"), _in("indices", INDEX, "(*idx,)"),
+                    _opt("axis", "axis of src"), _opt("mode", "raise | clip | wrap"),
+                    _out("out", VALUES, "(*pre, *idx, *post)")],
+         [Variant("direct", f"{P}.gather_direct:run", "one work-item per output element",
+                  WG, dtypes=VALUES)],
+         "numpy.take(src, indices, axis, mode)"),
+    _fam("scatter", [_in("dst", VALUES, "(*pre, n, *post)"), _in("indices", INDEX, "(*idx,)"),
+                     _in("values", VALUES, "broadcastable to (*pre, *idx, *post)"),
+                     _opt("axis", "axis of dst"), _opt("mode", "raise | clip | wrap"),
+                     _out("out", VALUES, "dst.shape")],
+         [Variant("last_write", f"{P}.scatter_last_write:run",
+                  "atomic-max winner per target, then one write: last index position wins",
+                  WG, dtypes=VALUES)],
+         "copy of dst with values written at indices; duplicates: last position wins"),
+    _fam("scatter_add", [_in("dst", ADDABLE, "(*pre, n, *post)"),
+                         _in("indices", INDEX, "(*idx,)"),
+                         _in("values", ADDABLE, "broadcastable to (*pre, *idx, *post)"),
+                         _opt("axis", "axis of dst"), _out("out", ADDABLE, "dst.shape")],
+         [Variant("atomic", f"{P}.scatter_add_atomic:run", "one atomic add per value element",
+                  WG, dtypes=ADDABLE)],
+         "numpy.add.at on a copy of dst"),
+    _fam("segment_sum", [_in("values", ADDABLE, "(n, *inner)"),
+                         _in("segment_ids", INDEX, "(n,)"),
+                         _opt("num_segments", "number of segments (elements)"),
+                         _out("out", ADDABLE, "(num_segments, *inner)")],
+         [Variant("atomic", f"{P}.segment_sum_atomic:run", "atomic adds into zeros", WG,
+                  dtypes=ADDABLE)],
+         "unsorted segment sum"),
+    _fam("scan", [_in("x", ADDABLE, "(n,)"), _opt("inclusive", "inclusive (cumsum) or exclusive"),
+                  _out("out", ADDABLE, "(n,)")],
+         [Variant("reduce_then_scan", f"{P}.scan_reduce_then_scan:run",
+                  "tile reduce, spine scan in shared memory, tile rescan (Merrill & Grimshaw)",
+                  tuple(Candidate(64, ipt) for ipt in (0, 4096, 65536)), dtypes=ADDABLE)],
+         "prefix sum"),
+    _fam("filter", [_in("x", VALUES, "(n,)"), _in("mask", ("bool",), "(n,)"),
+                    _out("out", VALUES, "(count,)")],
+         [Variant("compact", f"{P}.filter_compact:run",
+                  "exclusive scan of the mask, then a scatter to the kept positions", WG,
+                  dtypes=VALUES)],
+         "stream compaction x[mask], order kept"),
+    _fam("sort", [_in("x", VALUES, "(n,)"), _opt("descending", "bool"),
+                  _out("out", VALUES, "(n,)")], [_SORT_VARIANT],
+         "numpy.sort order (NaN last, -0.0/+0.0 equal and stable)"),
+    _fam("argsort", [_in("x", VALUES, "(n,)"), _opt("descending", "bool"),
+                     _out("order", ("i64",), "(n,)")], [_SORT_VARIANT],
+         "numpy.argsort(kind='stable')"),
+    _fam("sort_pairs", [_in("keys", VALUES, "(n,)"), _in("values", VALUES, "(n,)"),
+                        _opt("descending", "bool"), _out("keys_out", VALUES, "(n,)"),
+                        _out("values_out", VALUES, "(n,)")], [_SORT_VARIANT],
+         "keys sorted stably, values carried along"),
+    _fam("spmv", [_in("A", FLOATS, "(n_rows, n_cols) scipy.sparse"),
+                  _in("x", FLOATS, "(n_cols,)"), _opt("format", "csr | coo | ell | sell"),
+                  _out("y", FLOATS, "(n_rows,)")],
+         [Variant("csr_scalar", f"{P}.spmv_csr_scalar:run", "one work-item per row", WG,
+                  dtypes=FLOATS),
+          Variant("csr_vector", f"{P}.spmv_csr_vector:run",
+                  "one work-group per row, shared-memory tree reduction (Bell & Garland 2008)",
+                  tuple(Candidate(w) for w in (32, 64, 16, 128)), dtypes=FLOATS),
+          Variant("coo", f"{P}.spmv_coo:run",
+                  "segmented sum over nnz tiles, atomic add at row boundaries",
+                  tuple(Candidate(64, ipt) for ipt in (256, 1024, 64)), dtypes=FLOATS,
+                  requires=("float_atomics",)),
+          Variant("ell", f"{P}.spmv_ell:run",
+                  "column-major ELLPACK, rows longer than the width spill into a COO tail",
+                  WG, dtypes=FLOATS),
+          Variant("sell", f"{P}.spmv_sell:run",
+                  "SELL-C-sigma (Kreutzer et al. 2014): sorted windows, padded slices",
+                  tuple(Candidate(c, 1, (("C", c), ("sigma", s)))
+                        for c, s in ((32, 256), (8, 64), (64, 1024), (32, 1))), dtypes=FLOATS)],
+         "sparse matrix times dense vector, A @ x"),
+    _fam("spmm", [_in("A", FLOATS, "(n_rows, n_cols) scipy.sparse"),
+                  _in("X", FLOATS, "(n_cols, k)"), _out("Y", FLOATS, "(n_rows, k)")],
+         [Variant("csr", f"{P}.spmm_csr:run", "one work-item per output element (row, column)",
+                  WG, dtypes=FLOATS)],
+         "CSR sparse matrix times dense matrix"),
+    _fam("random", [_opt("shape", "output shape"), _opt("seed", "64-bit stream key"),
+                    _opt("offset", "counter offset (blocks)"),
+                    _out("out", ("f32", "f64", "i32", "i64", "u32"), "shape")],
+         [Variant(name, f"{P}.random.generators:run_distribution", doc)
+          for name, doc in (
+              ("philox4x32", "Philox4x32-10/-7 (Salmon et al., SC'11)"),
+              ("threefry2x32", "Threefry2x32-20/-13 (Salmon et al., SC'11)"),
+              ("threefry4x32", "Threefry4x32-20/-13 (Salmon et al., SC'11)"),
+              ("squares", "Squares (Widynski 2020)"))],
+         "counter-based random streams keyed by (seed, offset)"),
+]

@@ -1,0 +1,293 @@
+"""The dense families' Python API: gather, scatter, scatter_add, segment_sum, scan, filter,
+sort, argsort, sort_pairs (numpy in, numpy out; checks on the host before any launch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from accy.errors import InputError, UnsupportedError
+from accy.kernels import (
+    Candidate,
+    IndexOutOfRangeError,
+    as_array,
+    check_dtype,
+    check_indices,
+    check_mode,
+    normalize_axis,
+)
+
+from accy_kernels._common import MAX_ELEMS, VALUE_DTYPES
+from accy_kernels._dispatch import call, require_float_atomics
+
+__all__ = ["argsort", "filter", "gather", "scan", "scatter", "scatter_add", "segment_sum",
+           "sort", "sort_pairs"]
+
+ADDABLE = ("f32", "f64", "i32", "i64")
+Backend = Any
+
+
+def _check_size(n: int, family: str) -> None:
+    if n > MAX_ELEMS:
+        raise UnsupportedError(f"{family}: {n} elements exceed the limit of {MAX_ELEMS} "
+                               f"(32-bit work-item ids); split the input", feature="size")
+
+
+def _axis_array(arr: np.ndarray, axis: int, family: str) -> tuple[np.ndarray, int]:
+    if arr.ndim == 0:
+        raise InputError(f"{family}: expected an array with at least 1 dimension, got a scalar")
+    return arr, normalize_axis(axis, arr.ndim, family)
+
+
+def gather(src: Any, indices: Any, axis: int = 0, mode: str = "raise", *,
+           backend: Backend = "cpu", variant: str | None = None,
+           candidate: Candidate | None = None) -> np.ndarray:
+    """Take elements of ``src`` at ``indices`` along ``axis`` (like ``numpy.take``).
+
+    Args:
+        src: array ``(*pre, n, *post)`` of f32 | f64 | i32 | i64 | u32 (host).
+        indices: integer array ``(*idx,)`` (int32 | int64); negative counts from the end.
+        axis: the axis of ``src`` indexed.
+        mode: ``"raise"`` (range-checked on the host before launch), ``"clip"`` (clamp to
+            ``[0, n-1]``, negative → 0) or ``"wrap"`` (modulo ``n``).
+
+    Returns:
+        array ``(*pre, *idx, *post)`` of ``src``'s dtype.
+
+    Raises:
+        IndexOutOfRangeError: (an ``IndexError``) ``mode="raise"`` and an index is outside
+            ``[-n, n)``; names the first bad position.
+        UnsupportedError: unsupported dtype (complex, bool, float16, ...).
+        InputError: bad axis or mode.
+    """
+    src, axis = _axis_array(as_array(src, "gather src"), axis, "gather")
+    indices = as_array(indices, "gather indices")
+    dtype = check_dtype(src, "src", VALUE_DTYPES, "gather")
+    mode = check_mode(mode, "gather")
+    idt = check_indices(indices, src.shape[axis], "gather", mode)
+    out_size = src.size // max(src.shape[axis], 1) * indices.size
+    _check_size(max(out_size, src.size), "gather")
+    return call("gather", variant, backend, candidate, src=src, indices=indices, axis=axis,
+                mode=mode, dtype=dtype, index_dtype=idt)
+
+
+def _broadcast_values(values: Any, dst: np.ndarray, indices: np.ndarray, axis: int,
+                      dtype_name: str, family: str) -> np.ndarray:
+    values = as_array(values, f"{family} values")
+    target = dst.shape[:axis] + indices.shape + dst.shape[axis + 1:]
+    try:
+        b = np.broadcast_to(values, target)
+    except ValueError:
+        raise InputError(f"{family}: values of shape {list(values.shape)} do not broadcast to "
+                         f"{list(target)} (dst.shape[:axis] + indices.shape + "
+                         f"dst.shape[axis+1:])") from None
+    if values.dtype != dst.dtype:
+        if values.dtype.kind == "c" or not np.can_cast(values.dtype, dst.dtype, "same_kind"):
+            raise UnsupportedError(f"{family}: values dtype {values.dtype} cannot be cast to "
+                                   f"dst dtype {dst.dtype} ({dtype_name}); convert them first",
+                                   feature=f"dtype {values.dtype}")
+    return np.ascontiguousarray(b, dtype=dst.dtype)
+
+
+def scatter(dst: Any, indices: Any, values: Any, axis: int = 0, mode: str = "raise", *,
+            backend: Backend = "cpu", variant: str | None = None,
+            candidate: Candidate | None = None) -> np.ndarray:
+    """Return a copy of ``dst`` with ``values`` written at ``indices`` along ``axis``.
+
+    Duplicate indices: the value from the **last** position in ``indices`` (row-major) wins,
+    on every backend and launch geometry (as sequential ``out[indices] = values``).
+
+    Args:
+        dst: array ``(*pre, n, *post)`` of f32 | f64 | i32 | i64 | u32.
+        indices: int32 | int64 array ``(*idx,)``; negative counts from the end.
+        values: broadcastable to ``(*pre, *idx, *post)``, castable to ``dst.dtype``.
+        mode: ``"raise"`` | ``"clip"`` | ``"wrap"`` as :func:`gather`.
+
+    Raises:
+        IndexOutOfRangeError: out-of-range index with ``mode="raise"`` (before launch).
+        UnsupportedError: unsupported dtype. InputError: shapes do not broadcast.
+    """
+    dst, axis = _axis_array(as_array(dst, "scatter dst"), axis, "scatter")
+    indices = as_array(indices, "scatter indices")
+    dtype = check_dtype(dst, "dst", VALUE_DTYPES, "scatter")
+    mode = check_mode(mode, "scatter")
+    idt = check_indices(indices, dst.shape[axis], "scatter", mode)
+    vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter")
+    _check_size(max(dst.size, vals.size), "scatter")
+    return call("scatter", variant, backend, candidate, dst=dst, indices=indices, values=vals,
+                axis=axis, mode=mode, dtype=dtype, index_dtype=idt)
+
+
+def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
+                backend: Backend = "cpu", variant: str | None = None,
+                candidate: Candidate | None = None) -> np.ndarray:
+    """Return ``dst`` plus ``values`` accumulated at ``indices`` (``numpy.add.at`` on a copy).
+
+    Args:
+        dst: array ``(*pre, n, *post)`` of f32 | f64 | i32 | i64.
+        indices: int32 | int64 ``(*idx,)``, in ``[-n, n)`` (checked before launch);
+            duplicates accumulate.
+        values: broadcastable to ``(*pre, *idx, *post)``.
+
+    Raises:
+        IndexOutOfRangeError: an index is out of range. UnsupportedError: unsupported dtype.
+        CapabilityError: float values on a backend without float atomics.
+    """
+    dst, axis = _axis_array(as_array(dst, "scatter_add dst"), axis, "scatter_add")
+    indices = as_array(indices, "scatter_add indices")
+    dtype = check_dtype(dst, "dst", ADDABLE, "scatter_add")
+    idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise")
+    vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
+    _check_size(max(dst.size, vals.size), "scatter_add")
+    require_float_atomics("scatter_add", dtype, backend)
+    return call("scatter_add", variant, backend, candidate, dst=dst, indices=indices,
+                values=vals, axis=axis, dtype=dtype, index_dtype=idt)
+
+
+def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
+                backend: Backend = "cpu", variant: str | None = None,
+                candidate: Candidate | None = None) -> np.ndarray:
+    """Sum ``values`` rows by segment: ``out[s] = sum(values[i] where segment_ids[i] == s)``.
+
+    Args:
+        values: ``(n, *inner)`` of f32 | f64 | i32 | i64.
+        segment_ids: int32 | int64 ``(n,)`` in ``[0, num_segments)`` (any order).
+        num_segments: number of output rows (elements >= 0).
+
+    Returns:
+        ``(num_segments, *inner)``; empty segments are 0.
+
+    Raises:
+        IndexOutOfRangeError: an id is negative or ``>= num_segments`` (before launch).
+        InputError: shapes disagree. UnsupportedError: unsupported dtype.
+    """
+    values = as_array(values, "segment_sum values")
+    ids = as_array(segment_ids, "segment_sum segment_ids")
+    if values.ndim == 0 or ids.shape != values.shape[:1]:
+        raise InputError(f"segment_sum: segment_ids must have shape (n,) = values.shape[:1], "
+                         f"got {list(ids.shape)} for values {list(values.shape)}")
+    dtype = check_dtype(values, "values", ADDABLE, "segment_sum")
+    num_segments = int(num_segments)
+    if num_segments < 0:
+        raise InputError(f"segment_sum: num_segments must be >= 0, got {num_segments}")
+    idt = check_indices(ids, num_segments, "segment_sum", "raise")
+    if ids.size and int(ids.min()) < 0:
+        pos = int(np.argmax(ids < 0))
+        raise IndexOutOfRangeError(
+            f"segment_sum: segment id {int(ids[pos])} at position {pos} is negative; ids must "
+            f"be in [0, {num_segments})", pos, int(ids[pos]), num_segments)
+    _check_size(values.size, "segment_sum")
+    require_float_atomics("segment_sum", dtype, backend)
+    return call("segment_sum", variant, backend, candidate, values=values, segment_ids=ids,
+                num_segments=num_segments, dtype=dtype, index_dtype=idt)
+
+
+def scan(x: Any, inclusive: bool = True, *, backend: Backend = "cpu",
+         variant: str | None = None, candidate: Candidate | None = None) -> np.ndarray:
+    """Prefix sum of the flattened ``x``: ``cumsum`` (inclusive) or shifted (exclusive, from 0).
+
+    Args:
+        x: f32 | f64 | i32 | i64 array (flattened); integer sums wrap like numpy's.
+
+    Returns:
+        1-D array of ``x.size`` elements, ``x``'s dtype. Float sums are associated per tile,
+        so they can differ from ``numpy.cumsum`` by rounding.
+
+    Raises:
+        UnsupportedError: unsupported dtype.
+    """
+    x = as_array(x, "scan x")
+    dtype = check_dtype(x, "x", ADDABLE, "scan")
+    _check_size(x.size, "scan")
+    return call("scan", variant, backend, candidate, x=x.reshape(-1), inclusive=bool(inclusive),
+                dtype=dtype)
+
+
+def filter(x: Any, mask: Any, *, backend: Backend = "cpu", variant: str | None = None,
+           candidate: Candidate | None = None) -> np.ndarray:
+    """Stream compaction: the elements of flattened ``x`` where ``mask`` is true, in order.
+
+    Args:
+        x: f32 | f64 | i32 | i64 | u32 array.
+        mask: bool array of ``x``'s shape.
+
+    Raises:
+        InputError: ``mask`` shape differs or is not bool. UnsupportedError: bad dtype.
+    """
+    x = as_array(x, "filter x")
+    mask = as_array(mask, "filter mask")
+    dtype = check_dtype(x, "x", VALUE_DTYPES, "filter")
+    if mask.dtype != np.bool_ or mask.shape != x.shape:
+        raise InputError(f"filter: mask must be bool with x's shape {list(x.shape)}, got "
+                         f"{mask.dtype} {list(mask.shape)}; use mask.astype(bool)")
+    _check_size(x.size, "filter")
+    return call("filter", variant, backend, candidate, x=x.reshape(-1), mask=mask.reshape(-1),
+                dtype=dtype)
+
+
+def _sort_input(x: Any, family: str, what: str = "x") -> tuple[np.ndarray, str]:
+    x = as_array(x, f"{family} {what}")
+    if x.ndim != 1:
+        raise InputError(f"{family}: {what} must be 1-D, got shape {list(x.shape)}; "
+                         f"flatten it or sort rows one by one")
+    dtype = check_dtype(x, what, VALUE_DTYPES, family)
+    _check_size(x.size, family)
+    return x, dtype
+
+
+def sort(x: Any, descending: bool = False, *, backend: Backend = "cpu",
+         variant: str | None = None, candidate: Candidate | None = None) -> np.ndarray:
+    """Sort 1-D ``x`` in ``numpy.sort`` order with an LSD radix sort.
+
+    NaN sorts last (also when descending); -0.0 and +0.0 are equal and keep their input
+    order; ±inf at the ends; NaN payloads and zero signs are preserved.
+
+    Args:
+        x: 1-D f32 | f64 | i32 | i64 | u32.
+        descending: largest first (equal keys still in input order, NaN still last).
+
+    Raises:
+        UnsupportedError: unsupported dtype. InputError: not 1-D.
+    """
+    x, dtype = _sort_input(x, "sort")
+    return call("sort", variant, backend, candidate, keys=x, values=None, dtype=dtype,
+                descending=bool(descending), mode="sort")
+
+
+def argsort(x: Any, descending: bool = False, *, backend: Backend = "cpu",
+            variant: str | None = None, candidate: Candidate | None = None) -> np.ndarray:
+    """Return the stable sorting permutation of 1-D ``x`` (``numpy.argsort(kind="stable")``).
+
+    Returns:
+        int64 array ``(n,)``.
+
+    Raises:
+        UnsupportedError: unsupported dtype. InputError: not 1-D.
+    """
+    x, dtype = _sort_input(x, "argsort")
+    return call("argsort", variant, backend, candidate, keys=x, values=None, dtype=dtype,
+                descending=bool(descending), mode="argsort")
+
+
+def sort_pairs(keys: Any, values: Any, descending: bool = False, *, backend: Backend = "cpu",
+               variant: str | None = None,
+               candidate: Candidate | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sort ``keys`` stably and permute ``values`` alongside.
+
+    Args:
+        keys: 1-D f32 | f64 | i32 | i64 | u32 ``(n,)``.
+        values: 1-D ``(n,)`` of any of those dtypes.
+
+    Returns:
+        ``(sorted_keys, values_in_key_order)``.
+
+    Raises:
+        InputError: lengths differ. UnsupportedError: unsupported dtype.
+    """
+    keys, dtype = _sort_input(keys, "sort_pairs", "keys")
+    values, _ = _sort_input(values, "sort_pairs", "values")
+    if values.shape != keys.shape:
+        raise InputError(f"sort_pairs: values must have the keys' shape {list(keys.shape)}, "
+                         f"got {list(values.shape)}")
+    return call("sort_pairs", variant, backend, candidate, keys=keys, values=values,
+                dtype=dtype, descending=bool(descending), mode="pairs")

@@ -1,0 +1,186 @@
+"""Counter-based random numbers keyed by ``(seed, offset)``, identical on every backend.
+
+Algorithms (``algorithm=``): ``"philox4x32-10"`` (default), ``"philox4x32-7"``,
+``"threefry2x32-20"``, ``"threefry2x32-13"``, ``"threefry4x32-20"``, ``"threefry4x32-13"``
+(Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3", SC'11) and ``"squares"``
+(Widynski 2020). The stream layout and the conversions to floats, normals (Box–Muller) and
+integers are documented in :mod:`accy_kernels.random.generators`. ``offset`` counts blocks
+(one block = one bijection call: 4 words for the ×4 generators, 2 for Threefry2x32, 1 for
+Squares), so disjoint requests use disjoint offsets.
+
+Example::
+
+    from accy_kernels import random
+    u = random.uniform((1000,), seed=1)                  # f32 in [0, 1)
+    z = random.normal((10, 10), seed=1, dtype="f64")
+    bits = random.philox4x32(np.zeros((1, 4), np.uint32), np.zeros((1, 2), np.uint32))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from accy.errors import InputError, UnsupportedError
+from accy.kernels import as_array
+
+__all__ = ["ALGORITHMS", "integers", "normal", "philox4x32", "threefry", "uniform"]
+
+ALGORITHMS = ("philox4x32-10", "philox4x32-7", "threefry2x32-20", "threefry2x32-13",
+              "threefry4x32-20", "threefry4x32-13", "squares")
+
+
+def _size(shape: Any) -> tuple[tuple[int, ...], int]:
+    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise InputError(f"random: shape extents must be >= 0, got {list(shape)}")
+    size = math.prod(shape)
+    if size > 2**31 - 1:
+        raise UnsupportedError(f"random: {size} elements exceed 2**31 - 1; request in parts "
+                               f"with increasing offsets", feature="size")
+    return shape, size
+
+
+def _algorithm(algorithm: str) -> str:
+    if algorithm not in ALGORITHMS:
+        raise InputError(f"random: unknown algorithm {algorithm!r}; known: "
+                         f"{', '.join(ALGORITHMS)}")
+    return algorithm
+
+
+def _seed(seed: Any, offset: Any) -> tuple[int, int]:
+    seed, offset = int(seed), int(offset)
+    if not 0 <= seed < 2**64 or not 0 <= offset < 2**62:
+        raise InputError(f"random: seed must be in [0, 2**64) and offset in [0, 2**62), got "
+                         f"seed={seed}, offset={offset}")
+    return seed, offset
+
+
+def _float_dtype(dtype: str) -> str:
+    name = {"float32": "f32", "float64": "f64"}.get(str(np.dtype(dtype)) if dtype not in
+                                                      ("f32", "f64") else dtype, dtype)
+    if name not in ("f32", "f64"):
+        raise UnsupportedError(f"random: float dtype must be f32 or f64, got {dtype!r}",
+                               feature=f"dtype {dtype}")
+    return name
+
+
+def _run(dist, shape, seed, dtype, algorithm, offset, p0, p1, backend):
+    from accy_kernels.random.generators import run_distribution
+
+    shape, size = _size(shape)
+    seed, offset = _seed(seed, offset)
+    out = run_distribution(backend, _algorithm(algorithm), dist, dtype, size, seed, offset,
+                           p0, p1)
+    return out.reshape(shape)
+
+
+def uniform(shape: Any, seed: int, dtype: str = "f32", algorithm: str = "philox4x32-10", *,
+            low: float = 0.0, high: float = 1.0, offset: int = 0,
+            backend: Any = "cpu") -> np.ndarray:
+    """Return uniform floats in ``[low, high)`` of ``shape`` from the stream ``(seed, offset)``.
+
+    Args:
+        shape: output shape (elements); seed: 64-bit key; dtype: ``"f32"`` | ``"f64"``;
+        offset: first counter block of the request.
+
+    Raises:
+        InputError: unknown algorithm, negative shape, seed or offset out of range.
+        UnsupportedError: non-float dtype or more than 2**31 - 1 elements.
+    """
+    dt = _float_dtype(dtype)
+    return _run("uniform", shape, seed, dt, algorithm, offset, float(low), float(high - low),
+                backend)
+
+
+def normal(shape: Any, seed: int, dtype: str = "f32", algorithm: str = "philox4x32-10", *,
+           mean: float = 0.0, std: float = 1.0, offset: int = 0,
+           backend: Any = "cpu") -> np.ndarray:
+    """Return normal floats (Box–Muller on pairs of uniforms) of ``shape``.
+
+    Raises:
+        InputError, UnsupportedError: as :func:`uniform`.
+    """
+    dt = _float_dtype(dtype)
+    return _run("normal", shape, seed, dt, algorithm, offset, float(mean), float(std), backend)
+
+
+def integers(shape: Any, seed: int, low: int, high: int, dtype: str = "i64",
+             algorithm: str = "philox4x32-10", *, offset: int = 0,
+             backend: Any = "cpu") -> np.ndarray:
+    """Return integers in ``[low, high)`` (``high - low <= 2**32``) of ``shape``.
+
+    Uses one 32-bit word per value: ``low + mulhi(word, high - low)``.
+
+    Raises:
+        InputError: ``high <= low``, a range above 2**32 or outside ``dtype``.
+        UnsupportedError: dtype not i32 | i64 | u32.
+    """
+    name = {"int32": "i32", "int64": "i64", "uint32": "u32"}.get(str(dtype), str(dtype))
+    if name not in ("i32", "i64", "u32"):
+        raise UnsupportedError(f"random.integers: dtype must be i32, i64 or u32, got {dtype!r}",
+                               feature=f"dtype {dtype}")
+    low, high = int(low), int(high)
+    info = np.iinfo({"i32": np.int32, "i64": np.int64, "u32": np.uint32}[name])
+    if not (high > low and high - low <= 2**32 and low >= info.min and high - 1 <= info.max):
+        raise InputError(f"random.integers: need low < high, high - low <= 2**32 and both in "
+                         f"{name}'s range, got low={low}, high={high}")
+    span = (high - low) & 0xFFFFFFFF  # 0 encodes 2**32
+    return _run("integers", shape, seed, name, algorithm, offset, low, span, backend)
+
+
+def _bijection(algorithm: str, counter: Any, key: Any, width: int, key_width: int,
+               backend: Any) -> np.ndarray:
+    from accy_kernels.random.generators import run_bijection
+
+    ctr = as_array(counter, f"{algorithm} counter")
+    k = as_array(key, f"{algorithm} key")
+    if ctr.dtype != np.uint32 or ctr.ndim != 2 or ctr.shape[1] != width:
+        raise InputError(f"{algorithm}: counter must be uint32 of shape (N, {width}), got "
+                         f"{ctr.dtype} {list(ctr.shape)}")
+    if k.dtype != np.uint32 or k.shape not in ((key_width,), (ctr.shape[0], key_width)):
+        raise InputError(f"{algorithm}: key must be uint32 of shape ({key_width},) or "
+                         f"(N, {key_width}), got {k.dtype} {list(k.shape)}")
+    k = np.ascontiguousarray(np.broadcast_to(k, (ctr.shape[0], key_width)))
+    if ctr.shape[0] == 0:
+        return np.zeros((0, width), np.uint32)
+    return run_bijection(backend, algorithm, ctr, k)
+
+
+def philox4x32(counter: Any, key: Any, rounds: int = 10, *, backend: Any = "cpu") -> np.ndarray:
+    """Apply the raw Philox4x32-``rounds`` bijection (rounds 10 or 7).
+
+    Args:
+        counter: uint32 ``(N, 4)``; key: uint32 ``(2,)`` or ``(N, 2)``.
+
+    Returns:
+        uint32 ``(N, 4)``, equal to Random123's ``philox4x32_R`` (known-answer tested).
+
+    Raises:
+        InputError: wrong shapes or dtypes, rounds not 10 or 7.
+    """
+    if rounds not in (10, 7):
+        raise InputError(f"philox4x32: rounds must be 10 or 7, got {rounds}")
+    return _bijection(f"philox4x32-{rounds}", counter, key, 4, 2, backend)
+
+
+def threefry(counter: Any, key: Any, rounds: int = 20, *, backend: Any = "cpu") -> np.ndarray:
+    """Apply the raw Threefry-Nx32-``rounds`` bijection, N = 2 or 4 from ``counter.shape``.
+
+    Args:
+        counter: uint32 ``(M, 2)`` or ``(M, 4)``; key: uint32 ``(N,)`` or ``(M, N)``;
+        rounds: 20 or 13.
+
+    Returns:
+        uint32 ``(M, N)``, equal to Random123's ``threefryNx32_R`` (known-answer tested).
+
+    Raises:
+        InputError: wrong shapes or dtypes, rounds not 20 or 13.
+    """
+    ctr = as_array(counter, "threefry counter")
+    width = ctr.shape[1] if ctr.ndim == 2 else 0
+    if width not in (2, 4) or rounds not in (20, 13):
+        raise InputError(f"threefry: counter must be (M, 2) or (M, 4) and rounds 20 or 13, got "
+                         f"shape {list(ctr.shape)}, rounds {rounds}")
+    return _bijection(f"threefry{width}x32-{rounds}", ctr, key, width, width, backend)

@@ -1,0 +1,174 @@
+"""``random.*`` variants: counter-based streams turned into uniform, normal and integer values.
+
+A stream is keyed by ``(seed, offset)``. Element ``i`` of a request is a pure function of
+``i``, the seed and the offset, never of the launch geometry, so every backend and every
+work-group size produce the same numbers. With ``W`` words per block (Philox4x32: 4,
+Threefry2x32: 2, Threefry4x32: 4, Squares: 1), block ``b = offset + u`` (64-bit) encrypts
+counter ``(lo32(b), hi32(b), 0, 0)`` under key ``(lo32(seed), hi32(seed), 0, 0)``; Squares
+uses counter ``b`` and the key :func:`squares.derive_key` ``(seed)``. Each work-item makes the
+blocks for a fixed number of output *units* (a unit uses 1 word for f32/u32/integers,
+2 words for f64, twice that for a Box–Muller pair) and consumes the words in order.
+
+Conversions: f32 ``(w >> 8) * 2**-24`` in [0, 1); f64 ``((a >> 5) * 2**26 + (b >> 6)) *
+2**-53`` in [0, 1) (53 bits, as numpy); normal: Box–Muller (Box & Muller, Ann. Math. Statist.
+29, 1958) ``sqrt(-2 ln(1 - u1)) * (cos, sin)(2 pi u2)``; integers in ``[low, high)`` with
+``high - low <= 2**32``: ``low + mulhi(w, high - low)`` (Lemire's multiply-shift, without the
+rejection step: bias below ``(high - low) / 2**32``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from accy.kernel import E, KernelBuilder, call
+from accy.kernels import Plan
+
+from accy_kernels._common import ceil_div, groups_for
+from accy_kernels.random import philox, squares, threefry
+
+__all__ = ["ALGORITHMS", "bijection_kernel", "run_distribution", "stream_kernel"]
+
+ALGORITHMS = {
+    "philox4x32-10": ("philox", 4, 10), "philox4x32-7": ("philox", 4, 7),
+    "threefry2x32-20": ("threefry", 2, 20), "threefry2x32-13": ("threefry", 2, 13),
+    "threefry4x32-20": ("threefry", 4, 20), "threefry4x32-13": ("threefry", 4, 13),
+    "squares": ("squares", 1, 4),
+}
+
+
+def _block(kb: KernelBuilder, algorithm: str, b: E, seed_lo: E, seed_hi: E, sq_key: E):
+    kind, width, rounds = ALGORITHMS[algorithm]
+    if kind == "squares":
+        return [squares.emit(kb, b, sq_key)]
+    lo = kb.let(kb.fresh("blo"), (b & 0xFFFFFFFF).cast("u32"))
+    hi = kb.let(kb.fresh("bhi"), ((b >> 32) & 0xFFFFFFFF).cast("u32"))
+    zero = kb.const(0, "u32")
+    ctr = [lo, hi, zero, zero][:width]
+    if kind == "philox":
+        return philox.emit(kb, ctr, [seed_lo, seed_hi], rounds)
+    return threefry.emit(kb, ctr, [seed_lo, seed_hi, zero, zero][:width], rounds)
+
+
+def _unit_words(dist: str, dtype: str) -> tuple[int, int]:
+    """(words per unit, outputs per unit)."""
+    wpv = 2 if dtype == "f64" else 1
+    return (2 * wpv, 2) if dist == "normal" else (wpv, 1)
+
+
+def _uniform(words: list[E], dtype: str) -> E:
+    if dtype == "f32":
+        return (words[0] >> 8).cast("f32") * (2.0**-24)
+    a = (words[0] >> 5).cast("f64")
+    b = (words[1] >> 6).cast("f64")
+    return (a * 67108864.0 + b) * (2.0**-53)
+
+
+def _values(kb: KernelBuilder, dist: str, dtype: str, words: list[E], p: list[E]) -> list[E]:
+    """Outputs of one unit; ``p`` are the scalar parameters (low, scale or range)."""
+    if dist == "uniform":
+        return [_uniform(words, dtype) * p[1] + p[0]]
+    if dist == "normal":
+        half = len(words) // 2
+        u1, u2 = _uniform(words[:half], dtype), _uniform(words[half:], dtype)
+        rad = kb.let(kb.fresh("r"), call("sqrt", call("log", 1.0 - u1) * -2.0))
+        ang = kb.let(kb.fresh("a"), u2 * (2.0 * math.pi))
+        return [rad * call("cos", ang) * p[1] + p[0], rad * call("sin", ang) * p[1] + p[0]]
+    if dist == "integers":
+        span = p[1]
+        off = where_full(span, words[0])
+        return [p[0] + off.cast(dtype)] if dtype != "u32" else [p[0] + off]
+    return [words[0]]  # bits
+
+
+def where_full(span: E, word: E) -> E:
+    """``mulhi(word, span)``, or ``word`` itself when ``span`` is 0 (meaning 2**32)."""
+    from accy.kernel import where
+
+    return where(span == 0, word, call("mulhi", word, span))
+
+
+@functools.lru_cache(maxsize=None)
+def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 256):
+    """Buffers (out: dtype); scalars n (i32), offset (i64), seed_lo, seed_hi (u32), sq_key
+    (i64), then p0, p1 (dtype, or low: dtype and span: u32 for integers)."""
+    _, width, _ = ALGORITHMS[algorithm]
+    wpu, opu = _unit_words(dist, dtype)
+    units = max(1, width // wpu)
+    blocks = ceil_div(wpu * units, width)
+    kb = KernelBuilder(f"random_{algorithm.replace('-', '_')}_{dist}_{dtype}_wg{workgroup_size}",
+                       workgroup_size)
+    out = kb.buffer("out", dtype, "write")
+    n, offset = kb.scalar("n", "i32"), kb.scalar("offset", "i64")
+    seed_lo, seed_hi = kb.scalar("seed_lo", "u32"), kb.scalar("seed_hi", "u32")
+    sq_key = kb.scalar("sq_key", "i64")
+    p = [kb.scalar("p0", dtype), kb.scalar("p1", "u32" if dist == "integers" else dtype)]
+    g = kb.global_id()
+    first = kb.let("first", g * (units * opu))
+    with kb.if_(first < n):
+        words: list[E] = []
+        for k in range(blocks):
+            b = offset + (g.cast("i64") * blocks + k)
+            words += _block(kb, algorithm, kb.let(kb.fresh("b"), b), seed_lo, seed_hi, sq_key)
+        for u in range(units):
+            vals = _values(kb, dist, dtype, words[u * wpu:(u + 1) * wpu], p)
+            for v, val in enumerate(vals):
+                idx = first + (u * opu + v)
+                with kb.if_(idx < n):
+                    kb.store(out, idx, val)
+    return kb.build()
+
+
+def items_per_request(algorithm: str, dist: str, dtype: str) -> int:
+    """Outputs one work-item writes (the stream position advances by blocks per item)."""
+    _, width, _ = ALGORITHMS[algorithm]
+    wpu, opu = _unit_words(dist, dtype)
+    return max(1, width // wpu) * opu
+
+
+def run_distribution(backend, algorithm: str, dist: str, dtype: str, size: int, seed: int,
+                     offset: int, p0, p1, workgroup_size: int = 256) -> np.ndarray:
+    """Return ``size`` values of ``dist`` from the stream ``(seed, offset)``."""
+    per_item = items_per_request(algorithm, dist, dtype)
+    plan = Plan(f"random.{algorithm}")
+    out = plan.output(dtype, size)
+    kernel = stream_kernel(algorithm, dist, dtype, workgroup_size)
+    seed &= (1 << 64) - 1
+    p1_dtype = "u32" if dist == "integers" else dtype
+    plan.launch(kernel, groups_for(ceil_div(size, per_item), workgroup_size), [out], [
+        ("i32", size), ("i64", offset), ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32),
+        ("i64", squares.signed_key(squares.derive_key(seed))), (dtype, p0), (p1_dtype, p1)])
+    (result,) = plan.run(backend)
+    return result
+
+
+@functools.lru_cache(maxsize=None)
+def bijection_kernel(algorithm: str, workgroup_size: int = 256):
+    """The raw bijection: buffers (out: u32 (N*W), ctr: u32 (N*W), key: u32 (N*K)); scalar N."""
+    kind, width, rounds = ALGORITHMS[algorithm]
+    kw = 2 if kind == "philox" else width
+    kb = KernelBuilder(f"bijection_{algorithm.replace('-', '_')}_wg{workgroup_size}",
+                       workgroup_size)
+    out = kb.buffer("out", "u32", "write")
+    ctr, key = kb.buffer("ctr", "u32", "read"), kb.buffer("key", "u32", "read")
+    n = kb.scalar("n", "i32")
+    g = kb.global_id()
+    with kb.if_(g < n):
+        c = [kb.let(f"c{i}", ctr[g * width + i]) for i in range(width)]
+        k = [kb.let(f"k{i}", key[g * kw + i]) for i in range(kw)]
+        emit = philox.emit if kind == "philox" else threefry.emit
+        for i, w in enumerate(emit(kb, c, k, rounds)):
+            kb.store(out, g * width + i, w)
+    return kb.build()
+
+
+def run_bijection(backend, algorithm: str, counter: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Apply the raw bijection to rows of ``counter`` (N, W) with ``key`` rows (N, K)."""
+    n, width = counter.shape
+    plan = Plan(f"random.{algorithm}.bijection")
+    out = plan.output("u32", n * width)
+    c, k = plan.param(counter, "u32"), plan.param(key, "u32")
+    plan.launch(bijection_kernel(algorithm), groups_for(n, 256), [out, c, k], [("i32", n)])
+    (result,) = plan.run(backend)
+    return result.reshape(n, width)
