@@ -9,10 +9,9 @@ import textwrap
 
 import numpy as np
 import pytest
+import vulkan_kernels as K
 from accy.backend import Geometry
 from accy.errors import CapabilityError, LaunchError
-
-from . import kernels as K
 
 RNG = np.random.default_rng(7)
 

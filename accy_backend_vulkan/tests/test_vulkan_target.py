@@ -6,6 +6,7 @@ import shutil
 import struct
 
 import pytest
+import vulkan_kernels as K
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import CapabilityError, CodegenError
 from accy_backend_vulkan.target import VulkanTarget, push_layout
@@ -18,8 +19,6 @@ from accy_backend_vulkan.toolchain import (
     null_to_const,
     validate,
 )
-
-from . import kernels as K
 
 ALL = [
     K.scale(),

@@ -2,9 +2,7 @@
 
 The only module importing ``vulkan``. One instance, one device, one compute queue.
 
-- Device: ``ACCY_VULKAN_DEVICE`` (index) or the first discrete GPU, else integrated, else
-  virtual, else CPU (lavapipe). ``ACCY_VULKAN_VALIDATION=1`` enables the Khronos layer when
-  installed.
+- Device setup and selection: :mod:`accy_backend_vulkan.device`.
 - Buffers: host-visible, host-coherent memory, persistently mapped; ``write``/``read`` are
   memcpy after waiting for outstanding work. Freed buffers go to a size-keyed free list and
   are reused, so a compiled executable called in a loop reuses the same ``VkBuffer`` handles
@@ -15,6 +13,9 @@ The only module importing ``vulkan``. One instance, one device, one compute queu
   :func:`accy_backend_vulkan.target.push_layout`). More work-groups than
   ``maxComputeWorkGroupCount[0]`` are split with ``vkCmdDispatchBase``.
 - Streams and events: one in-order queue; an event is the fence of the launch it signals.
+
+Size: the protocol has 20 methods and ruff formats each cffi struct one field per line;
+buffers, pipelines and launches share the device state, so they stay in one class.
 """
 
 from __future__ import annotations
@@ -32,17 +33,17 @@ from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import emit_llvm_ir
 from accy.errors import (
-    BackendUnavailable,
     LaunchError,
     OutOfResources,
     UnsupportedError,
 )
 from accy.kernel import Kernel
 
-from accy_backend_vulkan.target import VulkanTarget, push_layout
+from accy_backend_vulkan.device import DeviceSetup, probe_devices
+from accy_backend_vulkan.target import push_layout
 from accy_backend_vulkan.toolchain import compile_spirv, validate
 
-__all__ = ["VulkanBackend", "VulkanBuffer"]
+__all__ = ["VulkanBackend", "VulkanBuffer", "probe_devices"]
 
 _PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<i"}
 _NUMPY = {
@@ -54,16 +55,7 @@ _NUMPY = {
     "bool": np.bool_,
 }
 _EMIT_FORMATS = ("spirv", "llvm")
-_DEVICE_RANK = {
-    vk.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: 0,
-    vk.VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: 1,
-    vk.VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: 2,
-    vk.VK_PHYSICAL_DEVICE_TYPE_CPU: 3,
-}
-_VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 _DISPATCH_BASE = getattr(vk, "VK_PIPELINE_CREATE_DISPATCH_BASE_KHR", 0x10)
-_ATOMIC_FLOAT_EXT = "VK_EXT_shader_atomic_float"
-_ATOMIC_FLOAT2_EXT = "VK_EXT_shader_atomic_float2"
 _DESCRIPTOR_CACHE_LIMIT = 64
 
 
@@ -111,7 +103,7 @@ def _check(call: str, error: Exception) -> Exception:
     return LaunchError(f"vulkan {call} failed: {type(error).__name__} {error}")
 
 
-class VulkanBackend:
+class VulkanBackend(DeviceSetup):
     """The accy backend protocol on a Vulkan device (see ``accy.backend.protocol``).
 
     Args:
@@ -139,148 +131,6 @@ class VulkanBackend:
             vk.vkDestroyInstance(self._instance, None)
             raise
         self._caps: Capabilities | None = None
-
-    # setup ------------------------------------------------------------------------------
-    def _create_instance(self) -> Any:
-        layers = []
-        if config.vulkan_validation():
-            available = {p.layerName for p in vk.vkEnumerateInstanceLayerProperties()}
-            if _VALIDATION_LAYER in available:
-                layers.append(_VALIDATION_LAYER)
-        app = vk.VkApplicationInfo(
-            sType=vk.VK_STRUCTURE_TYPE_APPLICATION_INFO,
-            pApplicationName="accy",
-            applicationVersion=1,
-            pEngineName="accy",
-            engineVersion=1,
-            apiVersion=vk.VK_MAKE_VERSION(1, 3, 0),
-        )
-        info = vk.VkInstanceCreateInfo(
-            sType=vk.VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-            pApplicationInfo=app,
-            enabledLayerCount=len(layers),
-            ppEnabledLayerNames=layers or None,
-        )
-        try:
-            return vk.vkCreateInstance(info, None)
-        except vk.VkError as e:
-            raise BackendUnavailable(
-                f"vulkan: cannot create an instance: {type(e).__name__}",
-                backend="vulkan",
-                reason=type(e).__name__,
-            ) from e
-
-    def _pick(self, index: int | None) -> Any:
-        devices = vk.vkEnumeratePhysicalDevices(self._instance)
-        usable = [
-            d
-            for d in devices
-            if vk.vkGetPhysicalDeviceProperties(d).apiVersion >= vk.VK_MAKE_VERSION(1, 3, 0)
-        ]
-        if not usable:
-            raise BackendUnavailable(
-                "vulkan: no Vulkan 1.3 device", backend="vulkan", reason="no Vulkan 1.3 device"
-            )
-        if index is not None:
-            if index >= len(usable):
-                raise BackendUnavailable(
-                    f"vulkan: ACCY_VULKAN_DEVICE={index} but only {len(usable)} device(s)",
-                    backend="vulkan",
-                    reason="device index out of range",
-                )
-            return usable[index]
-        return min(
-            usable,
-            key=lambda d: _DEVICE_RANK.get(vk.vkGetPhysicalDeviceProperties(d).deviceType, 4),
-        )
-
-    def _create_device(self) -> None:
-        pd = self._physical
-        self._extensions = {
-            e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)
-        }
-        wanted = [e for e in (_ATOMIC_FLOAT_EXT, _ATOMIC_FLOAT2_EXT) if e in self._extensions]
-        chain = None
-        self._atomic = self._atomic2 = None
-        if _ATOMIC_FLOAT2_EXT in wanted:
-            self._atomic2 = chain = vk.VkPhysicalDeviceShaderAtomicFloat2FeaturesEXT(
-                sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_2_FEATURES_EXT
-            )
-        if _ATOMIC_FLOAT_EXT in wanted:
-            self._atomic = chain = vk.VkPhysicalDeviceShaderAtomicFloatFeaturesEXT(
-                sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
-                pNext=chain,
-            )
-        f13 = vk.VkPhysicalDeviceVulkan13Features(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, pNext=chain
-        )
-        f12 = vk.VkPhysicalDeviceVulkan12Features(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, pNext=f13
-        )
-        f11 = vk.VkPhysicalDeviceVulkan11Features(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, pNext=f12
-        )
-        self._features = vk.VkPhysicalDeviceFeatures2(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, pNext=f11
-        )
-        vk.vkGetPhysicalDeviceFeatures2(pd, self._features)
-        self._f12 = f12
-        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(pd)
-        compute = [i for i, q in enumerate(families) if q.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
-        if not compute:
-            raise BackendUnavailable(
-                "vulkan: device has no compute queue", backend="vulkan", reason="no compute queue"
-            )
-        self._family = compute[0]
-        queue_info = vk.VkDeviceQueueCreateInfo(
-            sType=vk.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-            queueFamilyIndex=self._family,
-            queueCount=1,
-            pQueuePriorities=[1.0],
-        )
-        # enable every feature the device has (queried into the same chain)
-        info = vk.VkDeviceCreateInfo(
-            sType=vk.VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-            pNext=self._features,
-            queueCreateInfoCount=1,
-            pQueueCreateInfos=[queue_info],
-            enabledExtensionCount=len(wanted),
-            ppEnabledExtensionNames=wanted or None,
-        )
-        self._device = vk.vkCreateDevice(pd, info, None)
-        self._queue = vk.vkGetDeviceQueue(self._device, self._family, 0)
-        self._props = vk.vkGetPhysicalDeviceProperties(pd)
-        self._memory = vk.vkGetPhysicalDeviceMemoryProperties(pd)
-        self._command_pool = vk.vkCreateCommandPool(
-            self._device,
-            vk.VkCommandPoolCreateInfo(
-                sType=vk.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                queueFamilyIndex=self._family,
-                flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-            ),
-            None,
-        )
-        self._pipeline_cache = vk.vkCreatePipelineCache(
-            self._device,
-            vk.VkPipelineCacheCreateInfo(sType=vk.VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO),
-            None,
-        )
-        self.target = VulkanTarget(self._target_features())
-
-    def _target_features(self) -> frozenset[str]:
-        base = self._features.features
-        out = set()
-        if base.shaderFloat64:
-            out.add("f64")
-        if base.shaderInt64:
-            out.add("i64")
-        if self._atomic is not None and self._atomic.shaderBufferFloat32AtomicAdd:
-            out.add("float_atomics")
-        if self._atomic2 is not None and self._atomic2.shaderBufferFloat32AtomicMinMax:
-            out.add("float_atomic_minmax")
-        if self._atomic is not None and self._atomic.shaderBufferFloat64AtomicAdd:
-            out.add("f64_atomics")
-        return frozenset(out)
 
     # description ------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -312,16 +162,6 @@ class VulkanBackend:
                 features=frozenset(features),
             )
         return self._caps
-
-    def _subgroup_size(self) -> int:
-        sub = vk.VkPhysicalDeviceSubgroupProperties(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES
-        )
-        props = vk.VkPhysicalDeviceProperties2(
-            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, pNext=sub
-        )
-        vk.vkGetPhysicalDeviceProperties2(self._physical, props)
-        return int(sub.subgroupSize) or 1
 
     def target_profile(self) -> TargetProfile:
         """Return the :class:`TargetProfile` built from :meth:`capabilities`."""
@@ -842,54 +682,3 @@ class VulkanBackend:
         vk.vkDestroyCommandPool(dev, self._command_pool, None)
         vk.vkDeviceWaitIdle(dev)
         self._device = None
-
-
-_PROBE: list[Any] = []
-
-
-def probe_devices(vk_module: Any = vk) -> Any:
-    """Return a :class:`ProbeResult`: is there a Vulkan 1.3 device with a compute queue?
-
-    Cached per process; never raises for a missing driver or device (says why instead).
-    """
-    from accy.backend import ProbeResult
-
-    if _PROBE:
-        return _PROBE[0]
-    result = ProbeResult(True, "")
-    try:
-        app = vk_module.VkApplicationInfo(
-            sType=vk_module.VK_STRUCTURE_TYPE_APPLICATION_INFO,
-            apiVersion=vk_module.VK_MAKE_VERSION(1, 3, 0),
-        )
-        instance = vk_module.vkCreateInstance(
-            vk_module.VkInstanceCreateInfo(
-                sType=vk_module.VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, pApplicationInfo=app
-            ),
-            None,
-        )
-    except Exception as e:  # noqa: BLE001 - the reason is the answer
-        result = ProbeResult(
-            False,
-            f"cannot create a Vulkan instance ({type(e).__name__}); "
-            "is a Vulkan driver (ICD) installed?",
-        )
-    else:
-        try:
-            devices = vk_module.vkEnumeratePhysicalDevices(instance)
-            ok = [
-                d
-                for d in devices
-                if vk_module.vkGetPhysicalDeviceProperties(d).apiVersion
-                >= vk_module.VK_MAKE_VERSION(1, 3, 0)
-            ]
-            if not devices:
-                result = ProbeResult(False, "no Vulkan physical device")
-            elif not ok:
-                result = ProbeResult(False, f"{len(devices)} Vulkan device(s), none supports 1.3")
-        except Exception as e:  # noqa: BLE001
-            result = ProbeResult(False, f"cannot enumerate Vulkan devices ({type(e).__name__})")
-        finally:
-            vk_module.vkDestroyInstance(instance, None)
-    _PROBE.append(result)
-    return result
