@@ -1,6 +1,6 @@
 """VulkanBackend: SPIR-V kernels on a Vulkan device through the cffi ``vulkan`` package.
 
-The only module importing ``vulkan``. One instance, one device, one compute queue.
+With device.py, the only modules importing ``vulkan``. One instance, one device, one queue.
 
 - Device setup and selection: :mod:`accy_backend_vulkan.device`.
 - Buffers: host-visible, host-coherent memory, persistently mapped; ``write``/``read`` are
