@@ -59,6 +59,32 @@ def test_int_div_other_dtypes(dtype: type) -> None:
     assert out.tolist() == [4, 0, 1, 0]
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_int_div_with_int_min_truncates_and_wraps(dtype: type) -> None:
+    lo = int(np.iinfo(dtype).min)
+    a = np.array([lo, lo, 1, -1, lo, lo, 7], dtype=dtype)
+    b = np.array([2, -2, lo, lo, -1, lo, lo], dtype=dtype)
+    out = ref("arith.div", a, b)
+    # np.abs(INT_MIN) is INT_MIN: the reference must not take absolute values
+    assert out.tolist() == [lo // 2, -(lo // 2), 0, 0, lo, 1, 0]
+
+
+def test_evaluate_int_min_div_is_truncating_division() -> None:
+    from accy.ir import parse_module
+    from accy.passes.reference_eval import evaluate
+
+    m = parse_module(
+        "module { func @f(%arg0: i32[2]) -> (i32[2]) {\n"
+        "  %0 = tensor.constant {value = dense<[-2147483648, 1]>} : () -> i32[2]\n"
+        "  %1 = tensor.constant {value = dense<[2, -2147483648]>} : () -> i32[2]\n"
+        "  %2 = arith.div %0, %1 : (i32[2], i32[2]) -> i32[2]\n"
+        "  %3 = arith.add %2, %arg0 : (i32[2], i32[2]) -> i32[2]\n"
+        "  func.return %3 : (i32[2]) -> () } }"
+    )
+    (out,) = evaluate(m, "f", [np.zeros(2, np.int32)])
+    assert out.tolist() == [-1073741824, 0]
+
+
 def test_float_div_by_zero_is_ieee() -> None:
     out = ref("arith.div", np.array([1, -1, 0], np.float32), np.zeros(3, np.float32))
     assert out[0] == np.inf and out[1] == -np.inf and np.isnan(out[2])

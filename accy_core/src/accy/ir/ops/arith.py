@@ -21,9 +21,12 @@ from accy.ir.types import TensorType
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    safe = np.where(b == 0, 1, b)
-    q = np.abs(a) // np.abs(safe)
-    q = np.where((a < 0) != (safe < 0), -q, q) if a.dtype.kind == "i" else q
+    # floor-divide, then round toward zero; INT_MIN / -1 becomes INT_MIN / 1 (wraps)
+    safe = np.where(b == 0, np.ones_like(b), b)
+    if a.dtype.kind == "i":
+        safe = np.where((a == np.iinfo(a.dtype).min) & (safe == -1), np.ones_like(b), safe)
+    q = a // safe
+    q = q + ((a % safe != 0) & ((a < 0) != (safe < 0))).astype(a.dtype)
     return np.where(b == 0, 0, q).astype(a.dtype)
 
 
