@@ -224,6 +224,14 @@ class FunctionBuilder:
     def transpose(self, x: Value, perm: Sequence[int]) -> Value:
         return self._one("tensor.transpose", [x], perm=tuple(perm))
 
+    def slice(self, x: Value, start: Sequence[int], limit: Sequence[int]) -> Value:
+        """Elements ``start[d] <= i < limit[d]`` of each axis of ``x`` (``tensor.slice``)."""
+        return self._one("tensor.slice", [x], start=tuple(start), limit=tuple(limit))
+
+    def pad(self, x: Value, low: Sequence[int], high: Sequence[int], value: float = 0.0) -> Value:
+        """``x`` with ``low``/``high`` elements of ``value`` around each axis (``tensor.pad``)."""
+        return self._one("tensor.pad", [x], low=tuple(low), high=tuple(high), value=float(value))
+
     def iota(self, type: TensorType, dim: int = 0) -> Value:
         return self._one("tensor.iota", [], shape=type.shape, dim=dim, dtype=type.dtype)
 

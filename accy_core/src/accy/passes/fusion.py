@@ -5,7 +5,7 @@ A value is *materialized* (written to a buffer) when it is returned, is the resu
 reduction or ``dot_general``, is used more than once and is not cheap to recompute, or is
 an operand of ``dot_general`` computed by arithmetic (contraction prologues only take index
 maps). Everything else is fused into its consumers: elementwise chains, broadcasts,
-transposes, reshapes, iota and scalar constants become expressions inside one kernel, and
+transposes, reshapes, slices, pads, iota and scalar constants become expressions inside one kernel, and
 elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
 constants, iota) used several times are duplicated into each consumer.
 
@@ -25,7 +25,8 @@ from accy.passes.base import Pass, PassContext
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
 
-INDEX_OPS = frozenset({"tensor.broadcast_to", "tensor.reshape", "tensor.transpose", "tensor.iota"})
+INDEX_OPS = frozenset({"tensor.broadcast_to", "tensor.reshape", "tensor.transpose", "tensor.iota",
+                       "tensor.slice", "tensor.pad"})
 ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})
 
 

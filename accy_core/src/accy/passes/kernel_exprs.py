@@ -113,6 +113,28 @@ class Index:
     def reshape_from(self, src_shape: tuple[int, ...]) -> Index:
         return Index(src_shape, linear=self.linear)
 
+    def slice_from(self, src_shape: tuple[int, ...], start: Sequence[int]) -> Index:
+        """Index into ``src_shape`` of this element of ``tensor.slice {start}``."""
+        comps = [_add_i(c, const_i(s)) for c, s in zip(self.comps, start, strict=True)]
+        return Index(src_shape, comps=comps)
+
+    def pad_from(self, src_shape: tuple[int, ...], low: Sequence[int]) -> tuple[Index, Expr | None]:
+        """(clamped index into ``src_shape``, in-range predicate or None when always in range).
+
+        The clamped index is always inside the operand, so loading it never reads out of
+        bounds; the caller selects the pad value where the predicate is false.
+        """
+        comps: list[Expr] = []
+        inside: Expr | None = None
+        for c, lo, n in zip(self.comps, low, src_shape, strict=True):
+            shifted = _bin("sub", c, const_i(lo)) if lo else c
+            if n == 0:
+                return Index(src_shape, comps=[const_i(0)] * len(src_shape)), Const(False, "bool")
+            ok = _bin("and", _bin("ge", shifted, const_i(0)), _bin("lt", shifted, const_i(n)))
+            inside = ok if inside is None else _bin("and", inside, ok)
+            comps.append(_bin("min", _bin("max", shifted, const_i(0)), const_i(n - 1)))
+        return Index(src_shape, comps=comps), inside
+
 
 def _float_max(a: Expr, b: Expr, cmp: str) -> Expr:
     """NaN-propagating max/min (numpy.maximum semantics)."""

@@ -37,6 +37,7 @@ from accy.kernel import (
     Kernel,
     Let,
     Load,
+    Select,
     SharedArray,
     SharedLoad,
     SharedStore,
@@ -126,12 +127,28 @@ class _Emitter:
             return self.value_at(src[0], idx.transpose_from(src[0].type.shape, op.attrs["perm"]))
         if name == "tensor.reshape":
             return self.value_at(src[0], idx.reshape_from(src[0].type.shape))
+        if name == "tensor.slice":
+            return self.value_at(src[0], idx.slice_from(src[0].type.shape, op.attrs["start"]))
+        if name == "tensor.pad":
+            return self._pad(v, op, idx)
         if name == "tensor.iota":
             c = idx.comps[op.attrs["dim"] % len(idx.shape)]
             dtype = v.type.dtype.value
             return c if dtype == IDX else Cast(c, dtype)
         args = [self.value_at(x, idx) for x in src]
         return elementwise_expr(name, args, op.attrs)
+
+    def _pad(self, v: Value, op: Operation, idx: Index) -> Expr:
+        src = op.operands[0]
+        inner, inside = idx.pad_from(src.type.shape, op.attrs["low"])
+        dtype = v.type.dtype.value
+        raw = op.attrs["value"]
+        fill = Const(bool(raw) if dtype == "bool" else raw if dtype in ("f32", "f64") else int(raw),
+                     dtype)
+        if src.type.num_elements == 0:
+            return fill
+        loaded = self.value_at(src, inner)
+        return loaded if inside is None else Select(inside, loaded, fill, dtype)
 
     def yielded(self) -> Value:
         return self.block.ops[-1].operands[0]
