@@ -1,4 +1,138 @@
-"""placeholder"""
-def read_matrix(*a, **k): raise NotImplementedError
-def spmv(*a, **k): raise NotImplementedError
-def spmm(*a, **k): raise NotImplementedError
+"""Sparse families' Python API: spmv (CSR scalar/vector, COO, ELL, SELL-C-σ), spmm, and
+Matrix Market reading with clear errors. Matrices are converted on the host from any scipy
+format; indices travel as int32."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from accy.errors import InputError, UnsupportedError
+from accy.kernels import Candidate, as_array
+
+from accy_kernels._dispatch import call
+
+__all__ = ["csr_arrays", "read_matrix", "spmm", "spmv"]
+
+FORMATS = {"csr": "csr_scalar", "coo": "coo", "ell": "ell", "sell": "sell"}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def read_matrix(path: str | Path) -> Any:
+    """Read a Matrix Market file (``scipy.io.mmread``) into a scipy CSR matrix.
+
+    Symmetric, skew-symmetric and Hermitian files are expanded as scipy does; pattern files
+    get values 1. Source: the Matrix Market exchange format (Boisvert, Pozo, Remington, NIST
+    1996).
+
+    Raises:
+        InputError: the file is missing or malformed (message names the file and scipy's
+            reason).
+    """
+    import scipy.io
+    import scipy.sparse
+
+    path = Path(path)
+    try:
+        m = scipy.io.mmread(str(path))
+    except FileNotFoundError as e:
+        raise InputError(f"{path}: no such Matrix Market file") from e
+    except Exception as e:  # scipy raises ValueError, IndexError, ... on malformed input
+        raise InputError(f"{path}: malformed Matrix Market file: {type(e).__name__}: {e}; "
+                         f"expected a '%%MatrixMarket matrix ...' header and "
+                         f"entries within the declared shape") from e
+    return scipy.sparse.csr_matrix(m)
+
+
+def _matrix_dtype(A: Any, x: np.ndarray, family: str) -> np.dtype:
+    for what, dt in (("A", A.dtype), ("x", x.dtype)):
+        if dt.kind not in "biuf" or dt == np.float16 or dt.itemsize > 8:
+            raise UnsupportedError(
+                f"{family}: {what} dtype must be real (float32 or float64; integers and bool "
+                f"are converted), got {dt}; complex matrices are not supported",
+                feature=f"dtype {dt}")
+    dt = np.result_type(A.dtype, x.dtype)
+    return dt if dt in _FLOATS else np.dtype(np.float64)
+
+
+def _as_sparse(A: Any, family: str) -> Any:
+    import scipy.sparse
+
+    if scipy.sparse.issparse(A):
+        return A
+    arr = np.asarray(A) if isinstance(A, np.ndarray) else None
+    if arr is None or arr.ndim != 2:
+        raise InputError(f"{family}: A must be a scipy.sparse matrix or a 2-D numpy array, "
+                         f"got {type(A).__name__}")
+    return scipy.sparse.csr_matrix(arr)
+
+
+def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(indptr, indices, data)`` of ``A`` as CSR: int32, int32, ``dtype`` (host).
+
+    Raises:
+        UnsupportedError: more than 2**31 - 1 stored entries.
+    """
+    csr = A.tocsr()
+    if not csr.has_canonical_format:
+        csr = csr.copy()
+        csr.sum_duplicates()
+    if csr.nnz > 2**31 - 1:
+        raise UnsupportedError(f"spmv: {csr.nnz} entries exceed 2**31 - 1", feature="size")
+    return (csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
+            csr.data.astype(dtype, copy=False))
+
+
+def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
+         variant: str | None = None, candidate: Candidate | None = None,
+         **options: Any) -> np.ndarray:
+    """Return ``y = A @ x`` for a sparse ``A`` in a chosen device format.
+
+    Args:
+        A: scipy.sparse matrix (any format; converted on the host) or dense 2-D array,
+            shape ``(n_rows, n_cols)``, real values.
+        x: ``(n_cols,)`` float32 | float64.
+        format: ``"csr"`` (variants ``csr_scalar`` default, ``csr_vector``), ``"coo"``,
+            ``"ell"`` (option ``width``: rows longer spill into a COO tail), ``"sell"``
+            (options ``C`` rows per slice, ``sigma`` sorting window in rows).
+
+    Returns:
+        ``(n_rows,)`` of ``result_type(A, x)`` (float64 when both are integers).
+
+    Raises:
+        UnsupportedError: complex or other unsupported dtypes.
+        InputError: shape mismatch, unknown format or option.
+    """
+    if format not in FORMATS:
+        raise InputError(f"spmv: unknown format {format!r}; known: {', '.join(FORMATS)}")
+    A = _as_sparse(A, "spmv")
+    x = as_array(x, "spmv x")
+    dt = _matrix_dtype(A, x, "spmv")
+    if x.shape != (A.shape[1],):
+        raise InputError(f"spmv: x must have shape ({A.shape[1]},) for A of shape "
+                         f"{list(A.shape)}, got {list(x.shape)}")
+    name = variant or FORMATS[format]
+    if not name.startswith(format.replace("sell", "sell")):
+        raise InputError(f"spmv: variant {name!r} does not belong to format {format!r}")
+    kdt = "f32" if dt == np.float32 else "f64"
+    return call("spmv", name, backend, candidate, A=A, x=x.astype(dt, copy=False), dtype=kdt,
+                options=options)
+
+
+def spmm(A: Any, X: Any, *, backend: Any = "cpu", variant: str | None = None,
+         candidate: Candidate | None = None) -> np.ndarray:
+    """Return ``Y = A @ X`` for sparse ``A`` ``(n_rows, n_cols)`` (CSR on the device) and dense
+    ``X`` ``(n_cols, k)`` (float32 | float64, row-major).
+
+    Raises:
+        UnsupportedError: complex or other unsupported dtypes. InputError: shape mismatch.
+    """
+    A = _as_sparse(A, "spmm")
+    X = as_array(X, "spmm X")
+    dt = _matrix_dtype(A, X, "spmm")
+    if X.ndim != 2 or X.shape[0] != A.shape[1]:
+        raise InputError(f"spmm: X must have shape ({A.shape[1]}, k) for A of shape "
+                         f"{list(A.shape)}, got {list(X.shape)}")
+    kdt = "f32" if dt == np.float32 else "f64"
+    return call("spmm", variant, backend, candidate, A=A, X=X.astype(dt, copy=False), dtype=kdt)

@@ -1,0 +1,89 @@
+"""``spmv.ell``: ELLPACK sparse matrix–vector product with a COO overflow tail.
+
+ELLPACK (Kincaid, Oppe & Young, ITPACKV 2D, 1989; on GPUs Bell & Garland, SC'09) stores
+``width`` entries per row, column-major (``cols[k * n_rows + r]``) so that consecutive
+work-items read consecutive addresses; short rows are padded with zero values (column 0).
+Rows longer than ``width`` keep their first ``width`` entries in ELL and spill the rest into a
+row-sorted COO tail handled by ``spmv.coo``'s kernel (the HYB idea of Bell & Garland), so an
+arrowhead matrix does not explode the padding. Default ``width``: the longest row when the
+padded size stays within ``3 * nnz + n_rows``, else the 95th percentile of row lengths.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from accy.errors import InputError
+from accy.kernel import KernelBuilder
+from accy.kernels import Candidate, Plan
+
+from accy_kernels._common import groups_for
+from accy_kernels.sparse_api import csr_arrays
+from accy_kernels.spmv_coo import add_coo
+
+__all__ = ["ell_kernel", "ell_layout", "run"]
+
+
+@functools.lru_cache(maxsize=None)
+def ell_kernel(dtype: str, workgroup_size: int):
+    """Buffers (y, cols: i32, vals, x); scalars n_rows, width (i32)."""
+    kb = KernelBuilder(f"spmv_ell_{dtype}_wg{workgroup_size}", workgroup_size)
+    y = kb.buffer("y", dtype, "write")
+    cols, vals = kb.buffer("cols", "i32", "read"), kb.buffer("vals", dtype, "read")
+    x = kb.buffer("x", dtype, "read")
+    n_rows, width = kb.scalar("n_rows", "i32"), kb.scalar("width", "i32")
+    r = kb.global_id()
+    with kb.if_(r < n_rows):
+        acc = kb.let("acc", kb.const(0, dtype))
+        with kb.for_("k", 0, width) as k:
+            e = kb.let("e", k.cast("i64") * n_rows.cast("i64") + r.cast("i64"))
+            kb.assign(acc, acc + vals[e] * x[cols[e]])
+        kb.store(y, r, acc)
+    return kb.build()
+
+
+def default_width(lengths: np.ndarray, nnz: int) -> int:
+    """The ELL width for row ``lengths`` (see the module docstring)."""
+    if lengths.size == 0:
+        return 0
+    longest = int(lengths.max())
+    if longest * lengths.size <= 3 * nnz + lengths.size:
+        return longest
+    return int(np.ceil(np.percentile(lengths, 95)))
+
+
+def ell_layout(indptr, cols, data, n_rows: int, width: int):
+    """Return ``(ell_cols, ell_vals, tail_rows, tail_cols, tail_vals)`` (host arrays)."""
+    lengths = np.diff(indptr)
+    rows = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
+    pos = np.arange(cols.size, dtype=np.int64) - np.repeat(indptr[:-1].astype(np.int64), lengths)
+    keep = pos < width
+    ell_cols = np.zeros(n_rows * width, np.int32)
+    ell_vals = np.zeros(n_rows * width, data.dtype)
+    dest = pos[keep] * n_rows + rows[keep]
+    ell_cols[dest] = cols[keep]
+    ell_vals[dest] = data[keep]
+    spill = ~keep
+    return ell_cols, ell_vals, rows[spill].astype(np.int32), cols[spill], data[spill]
+
+
+def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
+    """Return ``A @ x`` through ELL (+ COO tail); option ``width`` (entries per row)."""
+    indptr, cols, data = csr_arrays(A, x.dtype)
+    n_rows = A.shape[0]
+    width = (options or {}).get("width")
+    width = default_width(np.diff(indptr), cols.size) if width is None else int(width)
+    if width < 0:
+        raise InputError(f"spmv ell: width must be >= 0 entries per row, got {width}")
+    ell_cols, ell_vals, t_rows, t_cols, t_vals = ell_layout(indptr, cols, data, n_rows, width)
+    wg = candidate.workgroup_size
+    plan = Plan("spmv.ell")
+    y = plan.output(dtype, n_rows)
+    xs = plan.param(x, dtype)
+    c, v = plan.param(ell_cols, "i32"), plan.param(ell_vals, dtype)
+    plan.launch(ell_kernel(dtype, wg), groups_for(n_rows, wg), [y, c, v, xs],
+                [("i32", n_rows), ("i32", width)])
+    add_coo(plan, backend, y, t_rows, t_cols, t_vals, xs, dtype, 256)
+    (result,) = plan.run(backend)
+    return result
