@@ -14,10 +14,17 @@ from accy.profiling.workloads.common import Workload
 __all__ = ["WORKLOADS", "Workload", "build"]
 
 WORKLOADS = (
+    "elementwise_chain",
+    "indexing_mix",
+    "reduction_row_norm",
+    "coordinate_mesh",
+    "nbody_all_pairs",
     "mlp_two_layer",
     "residual_block",
+    "halo_stencil",
     "attention_softmax",
     "transformer_block",
+    "decoder_block",
 )
 
 
