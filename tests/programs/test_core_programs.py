@@ -189,3 +189,12 @@ def test_dead_temporary_removed():
     before = m.op_count()
     products = run_stages(m, PassContext(), until="contract")
     assert products[-1].module.op_count() < before
+
+
+def test_einsum_with_zero_size_temporary(backend):
+    # the pairwise plan makes a zero-size temporary; its buffer must still hold whole elements
+    m = one_function("ez", [("f32", (0, 3)), ("f32", (4, 0))],
+                     lambda fb, p: [fb.einsum(p, None, "ae,da->")])
+    a, d = np.zeros((0, 3), np.float32), np.zeros((4, 0), np.float32)
+    (out,) = accy.compile(m, backend=backend)(a, d)
+    assert out.shape == () and out == 0

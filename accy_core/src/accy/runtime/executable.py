@@ -15,6 +15,10 @@ from accy.runtime.graph import LaunchGraph
 __all__ = ["Executable"]
 
 
+# an empty tensor still gets a buffer; 8 bytes is a whole number of elements of every dtype
+_MIN_BUFFER_BYTES = 8
+
+
 def _as_bytes(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
@@ -53,7 +57,7 @@ class Executable:
         self._written = graph.written_slots
         self._persistent: dict[int, object] = {}
         for slot, arr in graph.constants.items():
-            buf = backend.allocate(max(arr.nbytes, 1))
+            buf = backend.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
             if arr.nbytes:
                 backend.write(buf, _as_bytes(arr))
             self._persistent[slot] = buf
@@ -101,7 +105,7 @@ class Executable:
             if buf is not None:
                 per_call.append(buf)
                 return buf
-        buf = be.allocate(max(arr.nbytes, 1))
+        buf = be.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
         per_call.append(buf)
         if write and arr.nbytes:
             be.write(buf, _as_bytes(arr))
@@ -112,7 +116,7 @@ class Executable:
         if buf is None:
             buf = self._persistent.get(slot)
             if buf is None:
-                buf = self.backend.allocate(max(self.graph.slot_bytes[slot], 1))
+                buf = self.backend.allocate(max(self.graph.slot_bytes[slot], _MIN_BUFFER_BYTES))
                 self._persistent[slot] = buf
             buffers[slot] = buf
         return buf
