@@ -235,6 +235,21 @@ def test_every_op_method_builds_a_valid_module() -> None:
                           b.tensor("f64", (2,))]
 
 
+@pytest.mark.parametrize("spec", ["->", ""])
+def test_einsum_of_one_scalar_operand(spec: str) -> None:
+    # numpy: np.einsum("->", 3) == 3; an empty left side is one operand with no indices
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor("i32", ())])
+    out = fb.einsum([fb.param(0)], None, spec)
+    assert out.type == b.tensor("i32", ())
+    fb.return_(out)
+    fb.finish()
+    m = accy.parse_module(b.finish().to_text())
+    from accy.passes.reference_eval import evaluate
+
+    assert evaluate(m, "f", [np.int32(3)])[0] == 3
+
+
 def test_einsum_out_type_is_checked() -> None:
     b = accy.Builder()
     fb = b.begin_function("f", params=[b.tensor("f32", (2, 3))])

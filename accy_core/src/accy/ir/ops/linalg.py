@@ -110,7 +110,7 @@ def parse_einsum(spec: str, n_operands: int) -> tuple[list[str], str]:
     if "." in s:
         raise fail(op, f"ellipsis in spec {spec!r} is not supported; write every index")
     lhs, arrow, out = s.partition("->")
-    ins = lhs.split(",") if lhs else []
+    ins = lhs.split(",")  # "->" is one scalar operand, as in numpy
     if len(ins) != n_operands:
         raise fail(op, f"spec {spec!r} names {len(ins)} operands, got {n_operands}")
     for sub in ins + [out]:
