@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "argsort", "filter", "gather", "random_bits", "scan", "scatter", "scatter_add",
+    "argsort", "filter", "gather", "random", "scan", "scatter", "scatter_add",
     "segment_sum", "sort", "sort_pairs", "spmm", "spmv",
 ]
 
@@ -96,6 +96,6 @@ def spmm(A, X):
     return A @ X
 
 
-def random_bits(*args, **kwargs):
+def random(*args, **kwargs):
     """The random family is checked against Random123's known-answer vectors instead."""
     raise NotImplementedError("random: see accy_kernels.random.philox.reference")

@@ -57,10 +57,10 @@ def _seed(seed: Any, offset: Any) -> tuple[int, int]:
     return seed, offset
 
 
-def _float_dtype(dtype: str) -> str:
-    name = {"float32": "f32", "float64": "f64"}.get(str(np.dtype(dtype)) if dtype not in
-                                                      ("f32", "f64") else dtype, dtype)
-    if name not in ("f32", "f64"):
+def _float_dtype(dtype: Any) -> str:
+    names = {"f32": "f32", "f64": "f64", "float32": "f32", "float64": "f64"}
+    name = names.get(dtype if isinstance(dtype, str) else getattr(np.dtype(dtype), "name", ""))
+    if name is None:
         raise UnsupportedError(f"random: float dtype must be f32 or f64, got {dtype!r}",
                                feature=f"dtype {dtype}")
     return name

@@ -26,7 +26,7 @@ from accy.kernel import E, KernelBuilder, call
 from accy.kernels import Plan
 
 from accy_kernels._common import ceil_div, groups_for
-from accy_kernels.random import philox, squares, threefry
+from accy_kernels.random import philox, squares, threefry_nx32
 
 __all__ = ["ALGORITHMS", "bijection_kernel", "run_distribution", "stream_kernel"]
 
@@ -48,7 +48,7 @@ def _block(kb: KernelBuilder, algorithm: str, b: E, seed_lo: E, seed_hi: E, sq_k
     ctr = [lo, hi, zero, zero][:width]
     if kind == "philox":
         return philox.emit(kb, ctr, [seed_lo, seed_hi], rounds)
-    return threefry.emit(kb, ctr, [seed_lo, seed_hi, zero, zero][:width], rounds)
+    return threefry_nx32.emit(kb, ctr, [seed_lo, seed_hi, zero, zero][:width], rounds)
 
 
 def _unit_words(dist: str, dtype: str) -> tuple[int, int]:
@@ -157,7 +157,7 @@ def bijection_kernel(algorithm: str, workgroup_size: int = 256):
     with kb.if_(g < n):
         c = [kb.let(f"c{i}", ctr[g * width + i]) for i in range(width)]
         k = [kb.let(f"k{i}", key[g * kw + i]) for i in range(kw)]
-        emit = philox.emit if kind == "philox" else threefry.emit
+        emit = philox.emit if kind == "philox" else threefry_nx32.emit
         for i, w in enumerate(emit(kb, c, k, rounds)):
             kb.store(out, g * width + i, w)
     return kb.build()

@@ -1,0 +1,48 @@
+"""scatter_add.atomic vs numpy.add.at: dtypes, duplicates, axes, sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accy.errors import UnsupportedError
+from accy.kernels import IndexOutOfRangeError
+from accy.testing.reference import assert_close
+
+import accy_kernels as ak
+from accy_kernels import references as ref
+
+from .conftest import BIG, SIZES, random_values
+
+DTYPES = ["f32", "f64", "i32", "i64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", SIZES)
+def test_scatter_add_duplicates(backend, dtype, n):
+    dst = random_values(dtype, 13)
+    idx = np.random.default_rng(1).integers(-13, 13, n)
+    vals = random_values(dtype, n, seed=4)
+    assert_close(ak.scatter_add(dst, idx, vals, backend=backend),
+                 ref.scatter_add(dst, idx, vals), scale=10)
+
+
+def test_scatter_add_axis(backend):
+    dst = random_values("f64", 5 * 7).reshape(5, 7)
+    idx = np.array([0, 6, 6, -1, 3])
+    vals = random_values("f64", 25).reshape(5, 5)
+    assert_close(ak.scatter_add(dst, idx, vals, axis=1, backend=backend),
+                 ref.scatter_add(dst, idx, vals, axis=1))
+
+
+def test_scatter_add_big(backend):
+    idx = np.random.default_rng(3).integers(0, 1000, BIG)
+    vals = np.ones(BIG, np.int64)
+    got = ak.scatter_add(np.zeros(1000, np.int64), idx, vals, backend=backend)
+    np.testing.assert_array_equal(got, np.bincount(idx, minlength=1000))
+
+
+def test_scatter_add_errors():
+    with pytest.raises(UnsupportedError, match="u32|uint32"):
+        ak.scatter_add(np.zeros(3, np.uint32), np.array([0]), np.ones(1, np.uint32))
+    with pytest.raises(IndexOutOfRangeError):
+        ak.scatter_add(np.zeros(3), np.array([5]), np.ones(1))

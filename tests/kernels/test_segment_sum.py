@@ -1,0 +1,38 @@
+"""segment_sum.atomic vs numpy.add.at into zeros."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accy.errors import InputError
+from accy.kernels import IndexOutOfRangeError
+from accy.testing.reference import assert_close
+
+import accy_kernels as ak
+from accy_kernels import references as ref
+
+from .conftest import SIZES, random_values
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64"])
+@pytest.mark.parametrize("n", SIZES)
+def test_segment_sum(backend, dtype, n):
+    vals = random_values(dtype, n)
+    ids = np.random.default_rng(2).integers(0, 17, n).astype(np.int32)
+    assert_close(ak.segment_sum(vals, ids, 17, backend=backend), ref.segment_sum(vals, ids, 17),
+                 scale=10)
+
+
+def test_segment_sum_rows(backend):
+    vals = random_values("f64", 30).reshape(10, 3)
+    ids = np.array([0, 0, 4, 4, 4, 1, 0, 2, 2, 4])
+    assert_close(ak.segment_sum(vals, ids, 6, backend=backend), ref.segment_sum(vals, ids, 6))
+
+
+def test_segment_sum_errors():
+    with pytest.raises(IndexOutOfRangeError):
+        ak.segment_sum(np.ones(3), np.array([0, 1, 3]), 3)
+    with pytest.raises(IndexOutOfRangeError, match="negative"):
+        ak.segment_sum(np.ones(3), np.array([0, -1, 2]), 3)
+    with pytest.raises(InputError):
+        ak.segment_sum(np.ones(3), np.array([0, 1]), 3)

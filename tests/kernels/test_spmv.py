@@ -1,0 +1,80 @@
+"""spmv in every format vs scipy on every matrix of shared/data/matrices; bad files refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse
+from accy.errors import InputError, UnsupportedError
+
+import accy_kernels as ak
+
+MATRICES = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices"
+MALFORMED = ["mangled8.mtx", "bad_header.mtx"]
+COMPLEX = ["cha.mtx"]
+WELL_FORMED = sorted(p.name for p in MATRICES.glob("*.mtx")
+                     if p.name not in MALFORMED + COMPLEX) if MATRICES.exists() else []
+VARIANTS = [("csr", None, {}), ("csr", "csr_vector", {}), ("coo", None, {}), ("ell", None, {}),
+            ("sell", None, {}), ("sell", None, {"C": 8, "sigma": 1}),
+            ("sell", None, {"C": 4, "sigma": 64})]
+RTOL = {np.float32: 1e-5, np.float64: 1e-12}
+
+
+def _check(y, A, x, dtype):
+    want = A @ x
+    bound = RTOL[dtype] * (abs(A) @ np.abs(x)) + np.finfo(dtype).tiny
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(np.isfinite(y), finite)
+    assert np.all(np.abs(y[finite] - want[finite]) <= bound[finite])
+
+
+@pytest.mark.parametrize("name", WELL_FORMED)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("fmt,variant,options", VARIANTS,
+                         ids=["csr_scalar", "csr_vector", "coo", "ell", "sell", "sell-c8-s1",
+                              "sell-c4-s64"])
+def test_spmv_matrices(backend, name, dtype, fmt, variant, options):
+    A = ak.read_matrix(MATRICES / name).astype(dtype)
+    x = np.random.default_rng(0).standard_normal(A.shape[1]).astype(dtype)
+    with np.errstate(invalid="ignore"):
+        y = ak.spmv(A, x, fmt, variant=variant, backend=backend, **options)
+        assert y.dtype == dtype and y.shape == (A.shape[0],)
+        _check(y, A, x, dtype)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "coo", "ell", "sell"])
+def test_spmv_any_scipy_format_and_ell_width(backend, fmt):
+    A = scipy.sparse.random(300, 200, density=0.05, format="lil", random_state=1)
+    A[7, :] = 1.0  # one long row: the ELL tail
+    x = np.random.default_rng(2).standard_normal(200)
+    y = ak.spmv(A, x, fmt, backend=backend)
+    np.testing.assert_allclose(y, A @ x, rtol=1e-12)
+    if fmt == "ell":
+        np.testing.assert_allclose(ak.spmv(A, x, "ell", width=2, backend=backend), A @ x,
+                                   rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", MALFORMED)
+def test_malformed_files_refused(name):
+    with pytest.raises(InputError, match="malformed"):
+        ak.read_matrix(MATRICES / name)
+
+
+def test_complex_refused():
+    A = ak.read_matrix(MATRICES / "cha.mtx")
+    with pytest.raises(UnsupportedError, match="complex"):
+        ak.spmv(A, np.ones(A.shape[1]))
+    with pytest.raises(TypeError):  # UnsupportedError is a TypeError
+        ak.spmv(scipy.sparse.eye(3), np.ones(3, np.complex64))
+
+
+def test_bad_arguments():
+    A = scipy.sparse.eye(4, format="csr")
+    with pytest.raises(InputError, match="shape"):
+        ak.spmv(A, np.ones(3))
+    with pytest.raises(InputError, match="format"):
+        ak.spmv(A, np.ones(4), "dia")
+    with pytest.raises(InputError, match="option"):
+        ak.spmv(A, np.ones(4), "sell", D=3)
