@@ -40,8 +40,9 @@ def _cases():
             for m in marks:
                 names = [n.strip() for n in m.args[0].split(",")] if isinstance(m.args[0], str) \
                     else list(m.args[0])
+                values = [getattr(v, "values", v) for v in m.args[1]]  # unwrap pytest.param
                 axes.append([dict(zip(names, v if len(names) > 1 else (v,), strict=True))
-                             for v in m.args[1]])
+                             for v in values])
             for combo in itertools.product(*axes) if axes else [()]:
                 kwargs = {k: v for d in combo for k, v in d.items()}
                 label = "-".join(str(v) for v in kwargs.values())
