@@ -71,3 +71,34 @@ def test_compile_writes_one_file_per_kernel(program, tmp_path, fmt, ext):
     accy_cli("compile", str(program), "--backend", "cpu", "--emit", fmt, "-o", str(out))
     files = list(out.glob(f"*.{ext}"))
     assert len(files) == 1 and files[0].stat().st_size > 0
+
+
+def _main(capsys, *args):
+    from accy.cli.main import main
+
+    code = main(list(args))
+    return code, capsys.readouterr()
+
+
+def test_run_out_in_missing_directory_is_an_error_line(program, tmp_path, capsys):
+    code, res = _main(capsys, "run", str(program), "-i", str(tmp_path / "x.npy"),
+                      "-i", str(tmp_path / "y.npy"), "-o", str(tmp_path / "no" / "out.npz"))
+    assert code == 2 and "cannot write outputs to" in res.err
+
+
+def test_run_out_is_written_at_exactly_that_path(program, tmp_path, capsys):
+    out = tmp_path / "result.bin"  # numpy.savez(path) would write result.bin.npz
+    code, _ = _main(capsys, "run", str(program), "-i", str(tmp_path / "x.npy"),
+                    "-i", str(tmp_path / "y.npy"), "-o", str(out))
+    assert code == 0 and out.is_file() and not (tmp_path / "result.bin.npz").exists()
+
+
+def test_run_program_that_is_a_directory(tmp_path, capsys):
+    code, res = _main(capsys, "run", str(tmp_path))
+    assert code == 2 and "is not a file" in res.err
+
+
+def test_compile_target_on_a_backend_without_targets(program, tmp_path, capsys):
+    code, res = _main(capsys, "compile", str(program), "-b", "cpu", "--target", "sm_90",
+                      "-o", str(tmp_path / "out"))
+    assert code == 2 and "takes no --target" in res.err

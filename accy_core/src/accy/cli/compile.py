@@ -7,6 +7,7 @@ Writes one file per kernel: ``DIR/<kernel>.<ext>``. Formats come from the backen
 from __future__ import annotations
 
 import argparse
+import inspect
 from pathlib import Path
 
 from accy.cli.run import load_program
@@ -27,12 +28,17 @@ def _compile(args: argparse.Namespace) -> int:
             f"it emits: {', '.join(caps.artifact_formats)}",
             feature=args.emit, backend=args.backend,
         )
+    extra = {"target": args.target} if args.target else {}
+    if extra and "target" not in inspect.signature(be.emit).parameters:
+        raise UnsupportedError(
+            f"backend '{args.backend}' takes no --target (got {args.target!r}); drop --target",
+            feature="target", backend=args.backend,
+        )
     module = load_program(args.program)
     products = run_stages(module, PassContext(target_profile=be.target_profile(), backend=args.backend))
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for name, kernel in sorted(products[-1].module.attrs.get("kernels", {}).items()):
-        extra = {"target": args.target} if args.target else {}
         data = be.emit(kernel, args.emit, **extra)
         path = out / f"{name}.{_EXT.get(args.emit, args.emit)}"
         path.write_bytes(data if isinstance(data, bytes) else data.encode())

@@ -22,8 +22,10 @@ def load_program(path: str):
     from accy.ir import parse_module
 
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise InputError(f"program file {path!r} does not exist")
+    if not p.is_file():
+        raise InputError(f"program file {path!r} is not a file; pass a .accy file")
     try:
         text = p.read_text()
     except (OSError, UnicodeDecodeError) as e:
@@ -51,7 +53,11 @@ def _run(args: argparse.Namespace) -> int:
     exe = accy.compile(module, backend=args.backend, function=args.function)
     outs = exe(*inputs)
     if args.out:
-        np.savez(args.out, **{f"out{i}": o for i, o in enumerate(outs)})
+        try:  # an open file, so that numpy does not append ".npz" to the path
+            with open(args.out, "wb") as f:
+                np.savez(f, **{f"out{i}": o for i, o in enumerate(outs)})
+        except OSError as e:
+            raise InputError(f"cannot write outputs to {args.out!r}: {e}") from e
         print(f"wrote {len(outs)} outputs to {args.out}")
     else:
         for i, o in enumerate(outs):
