@@ -32,7 +32,7 @@ def test_launch_validates_arguments(cpu):
         cpu.launch(loaded, Geometry(1, 32), [a, b], [("f32", 32.0)])
     with pytest.raises(LaunchError, match="workgroup_size 64"):
         cpu.launch(loaded, Geometry(1, 64), [a, b], [("i32", 32)])
-    with pytest.raises(LaunchError, match="same buffer is passed twice"):
+    with pytest.raises(LaunchError, match="written buffer .* overlaps"):
         cpu.launch(loaded, Geometry(1, 32), [a, a], [("i32", 32)])
 
 

@@ -198,3 +198,16 @@ def test_einsum_with_zero_size_temporary(backend):
     a, d = np.zeros((0, 3), np.float32), np.zeros((4, 0), np.float32)
     (out,) = accy.compile(m, backend=backend)(a, d)
     assert out.shape == () and out == 0
+
+
+def test_same_array_for_several_parameters(backend):
+    m = one_function("same", [("f32", (8,))] * 3, lambda fb, p: [
+        fb.mul(fb.add(p[0], p[1]), p[2])])
+    x = f32(8)
+    assert_close(accy.compile(m, backend=backend)(x, x, x)[0], (x + x) * x)
+
+
+def test_overlapping_views_as_inputs(backend):
+    m = one_function("views", [("f32", (7,))] * 2, lambda fb, p: [fb.sub(p[1], p[0])])
+    x = f32(8)
+    assert_close(accy.compile(m, backend=backend)(x[:-1], x[1:])[0], x[1:] - x[:-1])

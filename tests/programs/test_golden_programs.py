@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import accy
 import numpy as np
 import pytest
-
-import accy
 from accy.errors import CapabilityError
 from accy.passes.reference_eval import evaluate
 from accy.testing import assert_close

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import accy
+import pytest
 from accy.profiling.workloads import build
 from accy.testing import assert_close
 

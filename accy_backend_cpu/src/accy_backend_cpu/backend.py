@@ -31,6 +31,26 @@ from accy_backend_cpu.vecmath import link_vecmath
 
 __all__ = ["CpuBackend", "LoadedKernel"]
 
+
+def _check_written_buffers_disjoint(name: str, expected: list, buffers: Sequence[Any]) -> None:
+    """Kernels mark buffer pointers ``noalias``: a buffer the kernel writes must not overlap
+    any other bound buffer (read-only buffers may share memory, e.g. ``f(x, x)``).
+
+    Raises:
+        LaunchError: a written buffer overlaps another one.
+    """
+    spans = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in buffers]
+    for i, ((bname, _, access), (lo, hi)) in enumerate(zip(expected, spans, strict=True)):
+        if access == "read" or hi == lo:
+            continue
+        for j, (lo2, hi2) in enumerate(spans):
+            if j != i and lo < hi2 and lo2 < hi:
+                raise LaunchError(
+                    f"launch {name!r}: written buffer {bname!r} overlaps buffer "
+                    f"{expected[j][0]!r}; compile with options={{'noalias': False}} to allow "
+                    "aliasing buffers"
+                )
+
 _PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B"}
 _KERNEL_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
@@ -287,11 +307,8 @@ class CpuBackend:
                     f"not a whole number of {dtype} elements"
                 )
             addresses.append(buf.ctypes.data)
-        if meta.get("noalias", True) and len(set(addresses)) != len(addresses):
-            raise LaunchError(
-                f"launch {name!r}: the same buffer is passed twice; compile "
-                "with options={'noalias': False} to allow aliasing buffers"
-            )
+        if meta.get("noalias", True):
+            _check_written_buffers_disjoint(name, expected, buffers)
         return (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
 
     def _scalars(self, name: str, meta: dict[str, Any], scalars: Sequence[Any]) -> Any:
