@@ -141,7 +141,7 @@ class _Parser:
                 return int(t.text)
             return float(t.text)
         if t.kind == "string":
-            return json.loads(t.text)
+            return self.string_value(t)
         if t.text in ("true", "false"):
             return t.text == "true"
         if t.text == "dense":
@@ -157,12 +157,20 @@ class _Parser:
             return dtype
         raise self.error(f"expected an attribute value, got '{t.text}'", t)
 
+    def string_value(self, t: _Tok) -> str:
+        """The value of string token ``t`` (JSON escapes); ParseError if malformed."""
+        try:
+            return json.loads(t.text)
+        except ValueError as e:
+            msg = f"malformed string literal: {e.msg}; escape '\\' and '\"' as in JSON"
+            raise self.error(msg, t) from None
+
     def parse_dense(self) -> Any:
         self.expect("<")
         t = self.peek()
         if t.kind == "string":
             self.next()
-            payload = json.loads(t.text)
+            payload = self.string_value(t)
             if not payload.startswith("0x"):
                 raise self.error("hex dense payload must start with 0x", t)
             try:
@@ -182,7 +190,7 @@ class _Parser:
             if k.kind not in ("ident", "string"):
                 raise self.error(f"expected an attribute name, got '{k.text}'", k)
             self.expect("=")
-            attrs[k.text] = self.parse_attr_value()
+            attrs[self.string_value(k) if k.kind == "string" else k.text] = self.parse_attr_value()
             if self.peek().text != "}":
                 self.expect(",")
         return attrs
