@@ -32,13 +32,13 @@ def normalized_index(idx: E, n: E, mode: str) -> E:
 @functools.lru_cache(maxsize=None)
 def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int):
     """Build the gather kernel: buffers (out, src, indices); scalars total, m, inner (i32),
-    n (i64). ``simple`` drops the outer/inner arithmetic (1-D source)."""
+    n (i32). ``simple`` drops the outer/inner arithmetic (1-D source)."""
     kb = KernelBuilder(f"gather_{dtype}_{index_dtype}_{mode}_{int(simple)}_wg{workgroup_size}",
                        workgroup_size)
     out, src = kb.buffer("out", dtype, "write"), kb.buffer("src", dtype, "read")
     indices = kb.buffer("indices", index_dtype, "read")
     total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
-    n = kb.scalar("n", "i64")
+    n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
         if simple:
@@ -74,6 +74,6 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
     ix = plan.param(indices, index_dtype)
     kernel = gather_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg)
     plan.launch(kernel, groups_for(total, wg), [out, s, ix],
-                [("i32", total), ("i32", m), ("i32", inner), ("i64", n)])
+                [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
     (result,) = plan.run(backend)
     return result.reshape(out_shape)

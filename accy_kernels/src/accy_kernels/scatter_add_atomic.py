@@ -22,7 +22,7 @@ __all__ = ["add_kernel", "run"]
 
 @functools.lru_cache(maxsize=None)
 def add_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int):
-    """Buffers (out readwrite, values, indices); scalars total, m, inner (i32), n (i64)."""
+    """Buffers (out readwrite, values, indices); scalars total, m, inner (i32), n (i32)."""
     kb = KernelBuilder(
         f"scatter_add_{dtype}_{index_dtype}_{mode}_{int(simple)}_wg{workgroup_size}",
         workgroup_size)
@@ -30,7 +30,7 @@ def add_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_
     values = kb.buffer("values", dtype, "read")
     indices = kb.buffer("indices", index_dtype, "read")
     total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
-    n = kb.scalar("n", "i64")
+    n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
         if simple:
@@ -69,6 +69,6 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
     ix = plan.param(indices, index_dtype)
     simple = outer == 1 and inner == 1
     plan.launch(add_kernel(dtype, index_dtype, mode, simple, wg), groups_for(values.size, wg),
-                [out, v, ix], [("i32", values.size), ("i32", m), ("i32", inner), ("i64", n)])
+                [out, v, ix], [("i32", values.size), ("i32", m), ("i32", inner), ("i32", n)])
     (result,) = plan.run(backend)
     return result.reshape(shape)

@@ -29,12 +29,12 @@ __all__ = ["run", "winner_kernel", "write_kernel"]
 
 @functools.lru_cache(maxsize=None)
 def winner_kernel(index_dtype: str, mode: str, workgroup_size: int):
-    """Buffers (winner: i32 readwrite, indices); scalars m (i32), n (i64)."""
+    """Buffers (winner: i32 readwrite, indices); scalars m (i32), n (i32)."""
     kb = KernelBuilder(f"scatter_winner_{index_dtype}_{mode}_wg{workgroup_size}",
                        workgroup_size)
     winner = kb.buffer("winner", "i32", "readwrite")
     indices = kb.buffer("indices", index_dtype, "read")
-    m, n = kb.scalar("m", "i32"), kb.scalar("n", "i64")
+    m, n = kb.scalar("m", "i32"), kb.scalar("n", "i32").cast("i64")
     j = kb.global_id()
     with kb.if_(j < m):
         idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
@@ -44,7 +44,7 @@ def winner_kernel(index_dtype: str, mode: str, workgroup_size: int):
 
 @functools.lru_cache(maxsize=None)
 def write_kernel(dtype: str, index_dtype: str, mode: str, workgroup_size: int):
-    """Buffers (out readwrite, values, indices, winner); scalars total, m, inner (i32), n."""
+    """Buffers (out readwrite, values, indices, winner); scalars total, m, inner, n (i32)."""
     kb = KernelBuilder(f"scatter_write_{dtype}_{index_dtype}_{mode}_wg{workgroup_size}",
                        workgroup_size)
     out = kb.buffer("out", dtype, "readwrite")
@@ -52,7 +52,7 @@ def write_kernel(dtype: str, index_dtype: str, mode: str, workgroup_size: int):
     indices = kb.buffer("indices", index_dtype, "read")
     winner = kb.buffer("winner", "i32", "read")
     total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
-    n = kb.scalar("n", "i64")
+    n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
         mi = m * inner
@@ -83,9 +83,9 @@ def run(backend, candidate: Candidate, dst: np.ndarray, indices: np.ndarray,
     plan.launch(copy_kernel(dtype, wg), groups_for(dst.size, wg), [out, d], [("i32", dst.size)])
     plan.launch(fill_kernel("i32", wg), groups_for(n, wg), [winner], [("i32", n), ("i32", -1)])
     plan.launch(winner_kernel(index_dtype, mode, wg), groups_for(m, wg), [winner, ix],
-                [("i32", m), ("i64", n)])
+                [("i32", m), ("i32", n)])
     plan.launch(write_kernel(dtype, index_dtype, mode, wg), groups_for(values.size, wg),
                 [out, v, ix, winner],
-                [("i32", values.size), ("i32", m), ("i32", inner), ("i64", n)])
+                [("i32", values.size), ("i32", m), ("i32", inner), ("i32", n)])
     (result,) = plan.run(backend)
     return result.reshape(shape)

@@ -91,8 +91,8 @@ def where_full(span: E, word: E) -> E:
 
 @functools.lru_cache(maxsize=None)
 def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 256):
-    """Buffers (out: dtype); scalars n (i32), offset (i64), seed_lo, seed_hi (u32), sq_key
-    (i64), then p0, p1 (dtype, or low: dtype and span: u32 for integers)."""
+    """Buffers (out: dtype); scalars offset, sq_key (i64, first: 8-byte aligned), n (i32),
+    seed_lo, seed_hi (u32), then p0, p1 (dtype, or low: dtype and span: u32 for integers)."""
     _, width, _ = ALGORITHMS[algorithm]
     wpu, opu = _unit_words(dist, dtype)
     units = max(1, width // wpu)
@@ -100,9 +100,9 @@ def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 2
     kb = KernelBuilder(f"random_{algorithm.replace('-', '_')}_{dist}_{dtype}_wg{workgroup_size}",
                        workgroup_size)
     out = kb.buffer("out", dtype, "write")
-    n, offset = kb.scalar("n", "i32"), kb.scalar("offset", "i64")
+    offset, sq_key = kb.scalar("offset", "i64"), kb.scalar("sq_key", "i64")
+    n = kb.scalar("n", "i32")
     seed_lo, seed_hi = kb.scalar("seed_lo", "u32"), kb.scalar("seed_hi", "u32")
-    sq_key = kb.scalar("sq_key", "i64")
     p = [kb.scalar("p0", dtype), kb.scalar("p1", "u32" if dist == "integers" else dtype)]
     g = kb.global_id()
     first = kb.let("first", g * (units * opu))
@@ -137,8 +137,8 @@ def run_distribution(backend, algorithm: str, dist: str, dtype: str, size: int, 
     seed &= (1 << 64) - 1
     p1_dtype = "u32" if dist == "integers" else dtype
     plan.launch(kernel, groups_for(ceil_div(size, per_item), workgroup_size), [out], [
-        ("i32", size), ("i64", offset), ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32),
-        ("i64", squares.signed_key(squares.derive_key(seed))), (dtype, p0), (p1_dtype, p1)])
+        ("i64", offset), ("i64", squares.signed_key(squares.derive_key(seed))), ("i32", size),
+        ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32), (dtype, p0), (p1_dtype, p1)])
     (result,) = plan.run(backend)
     return result
 
