@@ -114,3 +114,17 @@ def test_unknown_backend_lists_known():
 
     with pytest.raises(BackendUnavailable, match="cpu"):
         accy.compile(_axpy(), backend="nosuch")
+
+
+def test_unwritable_cache_dir_warns_and_still_compiles(tmp_path, monkeypatch):
+    from accy.runtime.compiler import clear_memory_cache
+
+    not_a_dir = tmp_path / "cache"
+    not_a_dir.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("ACCY_CACHE_DIR", str(not_a_dir))
+    monkeypatch.delenv("ACCY_DISABLE_DISK_CACHE", raising=False)
+    clear_memory_cache()
+    with pytest.warns(RuntimeWarning, match="is not writable"):
+        exe = accy.compile(_axpy(), backend="cpu")
+    x = np.arange(64, dtype=np.float32)
+    np.testing.assert_allclose(exe(x, x)[0], 3.5 * x)

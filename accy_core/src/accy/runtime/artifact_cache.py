@@ -23,6 +23,7 @@ import json
 import os
 import struct
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -103,9 +104,24 @@ class ArtifactCache:
         return artifact
 
     def store(self, key: str, artifact: Any) -> None:
-        """Write ``artifact`` under ``key`` atomically (no-op when disabled)."""
+        """Write ``artifact`` under ``key`` atomically (no-op when disabled).
+
+        A directory that cannot be written (read-only, a file, disk full) gives a
+        ``RuntimeWarning`` instead of an error: the cache is an optimisation.
+        """
         if self.directory is None:
             return
+        try:
+            self._write(key, artifact)
+        except OSError as e:  # read-only or misconfigured cache: compiling still works
+            warnings.warn(
+                f"artifact cache {str(self.directory)!r} is not writable ({e}); the artifact "
+                "is not cached on disk; point ACCY_CACHE_DIR at a writable directory",
+                RuntimeWarning, stacklevel=2,
+            )
+
+    def _write(self, key: str, artifact: Any) -> None:
+        assert self.directory is not None
         self.directory.mkdir(parents=True, exist_ok=True)
         header = json.dumps(
             {
