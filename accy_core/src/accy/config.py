@@ -13,10 +13,14 @@ variable                          type      meaning (default)
                                             (``platformdirs.user_cache_dir("accy")``)
 ``ACCY_DISABLE_DISK_CACHE``       bool      never read or write the disk cache (false)
 ``ACCY_DISABLE_PLUGIN_AUTOLOAD``  bool      load only accy's built-in plugin (false)
-``ACCY_VULKAN_DEVICE``            int ≥ 0   Vulkan physical-device index (first suitable)
+``ACCY_VULKAN_DEVICE``            int|str   Vulkan device index or name substring
+                                            (first discrete GPU, else integrated, else CPU)
 ``ACCY_VULKAN_VALIDATION``        bool      enable the Khronos validation layer (false)
+``ACCY_VULKAN_MEMORY``            str       ``auto``/``host``/``staging`` buffers (auto)
 ``ACCY_CUDA_DEVICE``              int ≥ 0   CUDA device ordinal (0)
 ``ACCY_CODEGEN_IN_PROCESS``       bool      run LLVM in this process, not a worker (false)
+``ACCY_TUNING_CACHE``             path      tuning cache file
+                                            (``$ACCY_CACHE_DIR/tuning/tuning.json``)
 ================================  ========  ==============================================
 
 Booleans accept ``1/true/yes/on`` and ``0/false/no/off`` (any case); an empty value counts
@@ -40,7 +44,9 @@ __all__ = [
     "disk_cache_disabled",
     "num_threads",
     "plugin_autoload_disabled",
+    "tuning_cache_path",
     "vulkan_device",
+    "vulkan_memory",
     "vulkan_validation",
 ]
 
@@ -63,10 +69,14 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ACCY_CACHE_DIR", "path", 'user_cache_dir("accy")', "artifact and tuning caches"),
     Variable("ACCY_DISABLE_DISK_CACHE", "bool", "false", "never use the disk cache"),
     Variable("ACCY_DISABLE_PLUGIN_AUTOLOAD", "bool", "false", "load only built-in plugins"),
-    Variable("ACCY_VULKAN_DEVICE", "int", "first suitable", "Vulkan physical-device index"),
+    Variable(
+        "ACCY_VULKAN_DEVICE", "int|str", "first suitable", "Vulkan device index or name substring"
+    ),
     Variable("ACCY_VULKAN_VALIDATION", "bool", "false", "enable Vulkan validation layers"),
+    Variable("ACCY_VULKAN_MEMORY", "str", "auto", "Vulkan buffers: auto, host or staging"),
     Variable("ACCY_CUDA_DEVICE", "int", "0", "CUDA device ordinal"),
     Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
+    Variable("ACCY_TUNING_CACHE", "path", "<cache dir>/tuning/tuning.json", "tuning cache file"),
 )
 
 
@@ -130,6 +140,14 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("accy"))
 
 
+def tuning_cache_path() -> Path:
+    """Return ``ACCY_TUNING_CACHE``: the tuning cache file (default under :func:`cache_dir`)."""
+    value = _raw("ACCY_TUNING_CACHE")
+    if value is not None:
+        return Path(value).expanduser()
+    return cache_dir() / "tuning" / "tuning.json"
+
+
 def disk_cache_disabled() -> bool:
     """Return ``ACCY_DISABLE_DISK_CACHE``: never read or write on-disk caches (default false).
 
@@ -148,13 +166,37 @@ def plugin_autoload_disabled() -> bool:
     return _bool("ACCY_DISABLE_PLUGIN_AUTOLOAD", False)
 
 
-def vulkan_device() -> int | None:
-    """Return ``ACCY_VULKAN_DEVICE``: a physical-device index, or ``None`` (first suitable).
+def vulkan_device() -> int | str | None:
+    """Return ``ACCY_VULKAN_DEVICE``: a physical-device index, a (case-insensitive) substring
+    of the device name (``"llvmpipe"``, ``"RTX"``), or ``None`` (first suitable).
 
     Raises:
-        InputError: the value is not an integer >= 0.
+        InputError: the value looks like an integer but is negative.
     """
+    value = _raw("ACCY_VULKAN_DEVICE")
+    if value is None or not value.lstrip("+-").isdigit():
+        return value
     return _int("ACCY_VULKAN_DEVICE", 0)
+
+
+_VULKAN_MEMORY = ("auto", "host", "staging")
+
+
+def vulkan_memory() -> str:
+    """Return ``ACCY_VULKAN_MEMORY``: ``auto`` (default: device-local buffers with staging
+    copies when the device has memory the host cannot map, host-visible otherwise),
+    ``host`` (always host-visible) or ``staging`` (always device-local plus staging).
+
+    Raises:
+        InputError: another value.
+    """
+    value = (_raw("ACCY_VULKAN_MEMORY") or "auto").strip().lower()
+    if value not in _VULKAN_MEMORY:
+        raise InputError(
+            f"environment variable ACCY_VULKAN_MEMORY: expected one of "
+            f"{', '.join(_VULKAN_MEMORY)}, got {value!r}"
+        )
+    return value
 
 
 def vulkan_validation() -> bool:

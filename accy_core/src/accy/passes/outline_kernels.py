@@ -12,14 +12,20 @@ element counts are constants in the kernel and there are no scalars.
   shared-memory tree reduction with barriers.
 
 Kernels are stored in ``module.attrs["kernels"]`` (name → Kernel); each region records
-``kernel``, ``workgroup_size`` and ``groups`` (work-groups to launch).
+``kernel``, ``workgroup_size`` and ``groups`` (work-groups to launch), and ``candidates``:
+its launch candidates (:mod:`accy.tuning.candidates`, the default first). When
+``ctx.options["launch_choices"]`` is a callable ``(name, default kernel, region, candidates)
+-> (candidate, source) | None`` (the runtime passes one reading the tuning cache and explicit
+choices), a non-default pick is outlined instead and recorded as ``candidate`` and
+``candidate_source``.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 from accy.errors import VerifyError
 from accy.ir import Module, Operation, Value
@@ -47,6 +53,7 @@ from accy.kernel import (
     Var,
 )
 from accy.passes.base import Pass, PassContext
+from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 from accy.passes.fusion import ROOT_OPS
 from accy.passes.kernel_exprs import (
     IDX,
@@ -58,17 +65,8 @@ from accy.passes.kernel_exprs import (
     identity,
 )
 
-__all__ = ["OutlineKernelsPass", "outline_region"]
-
-MAP_WORKGROUP = 256
-TREE_WORKGROUP = 256
-TREE_MAX_OUTPUTS = 64
-TREE_MIN_REDUCED = 1024
-
-
-def _pow2_at_least(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
-
+__all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
+           "structural_fingerprint"]
 
 class _Emitter:
     def __init__(self, region: Operation) -> None:
@@ -154,19 +152,34 @@ class _Emitter:
         return self.block.ops[-1].operands[0]
 
 
-def _emit_map(em: _Emitter, out: Value) -> tuple[list[Stmt], int, int]:
+def _emit_map(em: _Emitter, out: Value, cand: LaunchCandidate) -> tuple[list[Stmt], int, int]:
     n = out.type.num_elements
-    ws = min(MAP_WORKGROUP, max(32, _pow2_at_least(n)))
+    ws, ipt = cand.workgroup_size, cand.items_per_thread
     gid = Var("gid", IDX)
 
-    def body() -> None:
-        val = em.value_at(out, Index(out.type.shape, linear=gid))
-        em.stmts.append(Store("out0", gid, val))
+    def body(at: Expr) -> Callable[[], None]:
+        def emit() -> None:
+            val = em.value_at(out, Index(out.type.shape, linear=at))
+            em.stmts.append(Store("out0", at, val))
+        return emit
 
-    guarded = em.nested(body)
+    if ipt > 1:
+        groups = math.ceil(n / (ws * ipt))
+        return _strided(em, gid, n, groups * ws, ipt, body), ws, groups
+    guarded = em.nested(body(gid))
     stmts: list[Stmt] = [Let("gid", ThreadId("global"))]
     stmts += guarded if n % ws == 0 else [If(_lt(gid, n), tuple(guarded))]
     return stmts, ws, math.ceil(n / ws)
+
+
+def _strided(em: _Emitter, gid: Var, n: int, threads: int, ipt: int, body) -> list[Stmt]:
+    """``ipt`` elements per work-item, grid-stride: element ``gid + j·threads``, guarded."""
+    e = Var("e", IDX)
+    inner = em.nested(body(e))
+    loop_body = (Let("e", Binary("add", gid, Binary("mul", Var("j", IDX), const_i(threads), IDX),
+                                 IDX)), If(_lt(e, n), tuple(inner)))
+    return [Let("gid", ThreadId("global")),
+            For("j", const_i(0), const_i(ipt), const_i(1), loop_body)]
 
 
 def _lt(a: Expr, n: int) -> Expr:
@@ -224,13 +237,14 @@ def _reduce_value(em: _Emitter, root: Operation, indices, oc, rcs) -> Expr:
     return vals[0]
 
 
-def _emit_reduce(em: _Emitter, out: Value) -> tuple[list[Stmt], int, int, tuple]:
+def _emit_reduce(em: _Emitter, out: Value,
+                 cand: LaunchCandidate) -> tuple[list[Stmt], int, int, tuple]:
     root = out.defining_op
     kind, red, indices = _reduce_parts(root)
     n_out, n_red = out.type.num_elements, math.prod(red)
     check_size(n_red, f"'{root.name}' reduced extent")
     dtype = out.type.dtype.value
-    tree = n_out <= TREE_MAX_OUTPUTS and n_red >= TREE_MIN_REDUCED
+    tree = cand.variant == "tree"
     o = Var("o", IDX)
     out_idx = Index(out.type.shape, linear=o)
     r = Var("r", IDX)
@@ -242,13 +256,23 @@ def _emit_reduce(em: _Emitter, out: Value) -> tuple[list[Stmt], int, int, tuple]
         em.stmts.append(Assign("acc", combine(kind, acc, x)))
 
     if not tree:
-        ws = min(MAP_WORKGROUP, max(32, _pow2_at_least(n_out)))
-        loop = For("r", const_i(0), const_i(n_red), const_i(1), tuple(em.nested(step)))
-        inner = [Let("acc", identity(kind, dtype)), loop, Store("out0", o, acc)]
+        ws, ipt = cand.workgroup_size, cand.items_per_thread
+        if ipt > 1:
+            groups = math.ceil(n_out / (ws * ipt))
+
+            def per_output(at: Expr) -> Callable[[], None]:
+                def emit() -> None:
+                    em.stmts.append(Let("o", at))
+                    em.stmts += _serial(em, step, kind, dtype, n_red, o, acc)
+                return emit
+
+            return _strided(em, Var("gid", IDX), n_out, groups * ws, ipt, per_output), ws, \
+                groups, ()
+        inner = _serial(em, step, kind, dtype, n_red, o, acc)
         stmts: list[Stmt] = [Let("o", ThreadId("global"))]
         stmts += inner if n_out % ws == 0 else [If(_lt(o, n_out), tuple(inner))]
         return stmts, ws, math.ceil(n_out / ws), ()
-    ws = TREE_WORKGROUP
+    ws = cand.workgroup_size
     lid = Var("lid", IDX)
     loop = For("r", lid, const_i(n_red), const_i(ws), tuple(em.nested(step)))
     stmts = [Let("o", ThreadId("group")), Let("lid", ThreadId("local")),
@@ -264,8 +288,40 @@ def _emit_reduce(em: _Emitter, out: Value) -> tuple[list[Stmt], int, int, tuple]
     return stmts, ws, n_out, (SharedArray("partial", dtype, ws),)
 
 
-def outline_region(region: Operation, name: str) -> tuple[Kernel, int]:
-    """Kernel IR for one region and the number of work-groups to launch."""
+def _serial(em: _Emitter, step, kind: str, dtype: str, n_red: int, o: Var, acc: Var) -> list[Stmt]:
+    loop = For("r", const_i(0), const_i(n_red), const_i(1), tuple(em.nested(step)))
+    return [Let("acc", identity(kind, dtype)), loop, Store("out0", o, acc)]
+
+
+def region_extents(region: Operation) -> tuple[str, int, int]:
+    """(kind ``map``/``reduce``, output elements, reduced elements per output) of a region."""
+    out = region.regions[0].block.ops[-1].operands[0]
+    root = out.defining_op
+    if root is None or root.name not in ROOT_OPS:
+        return "map", out.type.num_elements, 0
+    return "reduce", out.type.num_elements, math.prod(_reduce_parts(root)[1])
+
+
+def candidates_for(region: Operation, profile: Any = None) -> list[LaunchCandidate]:
+    """The region's launch candidates on a target (``profile``: its TargetProfile or None)."""
+    kind, n_out, n_red = region_extents(region)
+    out = region.regions[0].block.ops[-1].operands[0]
+    if profile is None:
+        return region_candidates(kind, n_out, n_red, element_bytes=out.type.dtype.itemsize)
+    return region_candidates(kind, n_out, n_red, subgroup_size=profile.subgroup_size,
+                             max_workgroup_size=profile.max_workgroup_size,
+                             shared_memory_bytes=profile.shared_memory_bytes,
+                             element_bytes=out.type.dtype.itemsize)
+
+
+def outline_region(region: Operation, name: str,
+                   candidate: LaunchCandidate | None = None) -> tuple[Kernel, int]:
+    """Kernel IR for one region and the number of work-groups to launch.
+
+    ``candidate`` picks the launch (work-group size, items per thread, variant); None is the
+    default (:func:`accy.tuning.default_candidate`). A ``tree`` candidate on a map region, or
+    a ``map`` one on a reduction, falls back to the region's own kind.
+    """
     em = _Emitter(region)
     out = em.yielded()
     check_size(out.type.num_elements, f"'{region.name}' result {out.type}")
@@ -279,10 +335,15 @@ def outline_region(region: Operation, name: str) -> tuple[Kernel, int]:
                 "run the dispatch stage (fusion) instead of writing regions by hand",
                 op="dispatch.region",
             )
+    cand = candidate or default_candidate(*region_extents(region))
     if is_reduce:
-        body, ws, groups, shared = _emit_reduce(em, out)
+        if cand.variant == "map":
+            cand = default_candidate(*region_extents(region))
+        body, ws, groups, shared = _emit_reduce(em, out, cand)
     else:
-        body, ws, groups = _emit_map(em, out)
+        if cand.variant != "map":
+            cand = default_candidate("map", out.type.num_elements)
+        body, ws, groups = _emit_map(em, out, cand)
     access = "readwrite" if em.in_place else "write"
     buffers = [BufferParam("out0", out.type.dtype.value, access)]
     buffers += [BufferParam(f"in{k}", a.type.dtype.value, "read")
@@ -301,6 +362,7 @@ class OutlineKernelsPass(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> bool:
         kernels = dict(module.attrs.get("kernels", {}))
+        choose = ctx.options.get("launch_choices")
         for fn in module.functions:
             k = 0
             for op in fn.body.ops:
@@ -309,7 +371,18 @@ class OutlineKernelsPass(Pass):
                 name = f"{fn.name}_k{k}_{op.attrs.get('kind', 'map')}"
                 k += 1
                 kernel, groups = outline_region(op, name)
+                cands = candidates_for(op, ctx.target_profile)
+                op.attrs["candidates"] = ",".join(c.label() for c in cands)
+                picked = choose(name, kernel, op, cands) if choose is not None else None
+                if picked is not None and picked[0] != cands[0]:
+                    kernel, groups = outline_region(op, name, picked[0])
+                    op.attrs.update(candidate=picked[0].label(), candidate_source=picked[1])
                 kernels[name] = kernel
                 op.attrs.update(kernel=name, workgroup_size=kernel.workgroup_size, groups=groups)
         module.attrs["kernels"] = kernels
         return True
+
+
+def structural_fingerprint(kernel: Kernel) -> str:
+    """Fingerprint of a kernel's code without its name (the tuning cache's kernel key)."""
+    return replace(kernel, name="kernel").fingerprint()

@@ -64,8 +64,25 @@ def clear_memory_cache() -> None:
         _ARTIFACTS.clear()
 
 
+def _launch_options(ctx: Any, device: str, launch: Any, tuning: bool) -> None:
+    """Let the kernel stage pick launch candidates: explicit ``launch`` first, then the cache."""
+    if not tuning and not launch:
+        return
+    from accy.tuning.cache import launch_resolver
+
+    ctx.options["launch_choices"] = launch_resolver(device, launch, use_cache=tuning)
+
+
+def _launch_key(launch: Any, tuning: bool) -> tuple:
+    from accy.tuning.cache import TuningCache
+
+    explicit = tuple(sorted((k, str(v)) for k, v in (launch or {}).items()))
+    return explicit, TuningCache().token() if tuning else None
+
+
 def compile(module: Module, backend: str = "cpu", *, function: str | None = None,
-            verify_each: bool = False, use_cache: bool = True) -> Any:
+            verify_each: bool = False, use_cache: bool = True, launch: Any = None,
+            tuning: bool = True) -> Any:
     """Compile ``module`` for ``backend`` and return an :class:`~accy.runtime.Executable`.
 
     Args:
@@ -74,6 +91,9 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         function: the function to run (default: the module's first function).
         verify_each: verify the IR after every pass (slower; for debugging passes).
         use_cache: reuse an executable compiled earlier in this process.
+        launch: explicit launch choices, kernel name → candidate label (``serial-wg64-ipt1``)
+            or :class:`accy.tuning.LaunchCandidate`; they override the tuning cache.
+        tuning: use the tuning cache's choices (``accy tune``); False: the defaults.
 
     Raises:
         BackendUnavailable: unknown backend, or its probe says it cannot run here.
@@ -94,7 +114,8 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         raise InputError("module has no functions to compile")
     fn_name = function or module.functions[0].name
     module.function(fn_name)
-    key = (module.fingerprint(), backend, caps.device_fingerprint, fn_name, verify_each)
+    key = (module.fingerprint(), backend, caps.device_fingerprint, fn_name, verify_each,
+           _launch_key(launch, tuning))
     if use_cache:
         with _LOCK:
             hit = _MEMORY.get(key)
@@ -102,6 +123,7 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
             return hit
     module.verify()
     ctx = PassContext(target_profile=be.target_profile(), backend=backend)
+    _launch_options(ctx, caps.device_fingerprint, launch, tuning)
     products = run_stages(module, ctx, until="target", verify_each=verify_each)
     final = products[-1].module
     graph = graph_from_function(final, final.function(fn_name))
