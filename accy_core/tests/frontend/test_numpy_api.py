@@ -42,6 +42,9 @@ CASES = {
     "creation": (lambda m, x, y: x + m.ones((3, 4), dtype=np.float32) + m.arange(4.0), X, Y),
     "astype": (lambda m, x, y: (x > 0).astype(np.int32) + m.astype(y, np.int32), X, Y),
     "int-ops": (lambda m, x, y: x * 3 - y + (x > y) + m.abs(x) + m.maximum(x, 2), I32, I32[::-1].copy()),
+    "sign-nan-zero": (lambda m, x, y: m.sign(x) + m.sign(y).astype(np.float32),
+                      np.array([np.nan, -0.0, 0.0, -2.0, 3.0], np.float32),
+                      np.array([-4, 0, 4, -1, 1], np.int32)),
     "softmax": (lambda m, x, y: (m.softmax(x, axis=0) if m is anp else
                                  np.exp(x) / np.exp(x).sum(axis=0)), X, Y),
     "relu-gelu-sigmoid": (lambda m, x, y: (m.relu(x) + m.sigmoid(y)) if m is anp else

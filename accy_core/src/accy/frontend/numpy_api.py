@@ -271,10 +271,11 @@ def square(x: Any) -> Any:
 
 
 def sign(x: Any) -> Any:
-    """Elementwise sign: -1, 0 or 1 in ``x``'s dtype."""
+    """Elementwise sign: -1, 0 or 1 in ``x``'s dtype (NaN stays NaN, like numpy)."""
     if trace_of(x) is None:
         return np.sign(x)
-    return where(greater(x, 0), 1, where(less(x, 0), -1, 0)).astype(x.dtype)
+    s = where(greater(x, 0), 1, where(less(x, 0), -1, 0)).astype(x.dtype)
+    return where(not_equal(x, x), x, s) if np.dtype(x.dtype).kind == "f" else s
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
