@@ -128,3 +128,18 @@ def test_unwritable_cache_dir_warns_and_still_compiles(tmp_path, monkeypatch):
         exe = accy.compile(_axpy(), backend="cpu")
     x = np.arange(64, dtype=np.float32)
     np.testing.assert_allclose(exe(x, x)[0], 3.5 * x)
+
+
+def test_executable_still_correct_after_close():
+    # accy.compile hands one cached Executable to every caller; close() must not lose constants
+    b = accy.Builder()
+    fb = b.begin_function("f", [b.tensor("f32", (4096,))])
+    c = np.arange(4096, dtype=np.float32) + 7
+    fb.return_(fb.add(fb.exp(fb.param(0)), fb.constant(b.tensor("f32", (4096,)), c)))
+    fb.finish()
+    exe = accy.compile(b.finish(), backend="cpu")
+    x = np.zeros(4096, np.float32)
+    exe.close()
+    _scratch = [np.full(4096 * 4 + 64, 255, np.uint8) for _ in range(64)]
+    np.testing.assert_allclose(exe(x)[0], c + 1)
+    np.testing.assert_allclose(exe(x)[0], c + 1)

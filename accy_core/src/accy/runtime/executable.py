@@ -56,11 +56,8 @@ class Executable:
         self._lock = threading.Lock()
         self._written = graph.written_slots
         self._persistent: dict[int, object] = {}
-        for slot, arr in graph.constants.items():
-            buf = backend.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
-            if arr.nbytes:
-                backend.write(buf, _as_bytes(arr))
-            self._persistent[slot] = buf
+        for slot in graph.constants:
+            self._persistent[slot] = self._new_persistent(slot)
 
     @property
     def kernel_count(self) -> int:
@@ -111,13 +108,22 @@ class Executable:
             be.write(buf, _as_bytes(arr))
         return buf
 
+    def _new_persistent(self, slot: int) -> object:
+        """A buffer for a temporary slot, or for a constant slot holding the constant."""
+        arr = self.graph.constants.get(slot)
+        if arr is None:
+            return self.backend.allocate(max(self.graph.slot_bytes[slot], _MIN_BUFFER_BYTES))
+        buf = self.backend.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
+        if arr.nbytes:
+            self.backend.write(buf, _as_bytes(arr))
+        return buf
+
     def _buffer(self, slot: int, buffers: dict[int, object]) -> object:
         buf = buffers.get(slot)
         if buf is None:
             buf = self._persistent.get(slot)
-            if buf is None:
-                buf = self.backend.allocate(max(self.graph.slot_bytes[slot], _MIN_BUFFER_BYTES))
-                self._persistent[slot] = buf
+            if buf is None:  # a temporary's first use, or any slot after close()
+                buf = self._persistent[slot] = self._new_persistent(slot)
             buffers[slot] = buf
         return buf
 
@@ -165,7 +171,11 @@ class Executable:
         return tuple(results)
 
     def close(self) -> None:
-        """Release the executable's persistent device buffers (constants, temporaries)."""
+        """Release the executable's persistent device buffers (constants, temporaries).
+
+        The executable stays usable (``accy.compile`` may hand the same one to other
+        callers): the next call allocates them again and uploads the constants.
+        """
         with self._lock:
             for buf in self._persistent.values():
                 self.backend.free(buf)
