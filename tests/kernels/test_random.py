@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from accy.errors import InputError, UnsupportedError
+from accy_kernels.random import generators, squares
 
 from accy_kernels import random
-from accy_kernels.random import generators, squares
 
 KAT = Path(__file__).resolve().parents[3] / "shared" / "data" / "random123" / "kat_vectors"
 

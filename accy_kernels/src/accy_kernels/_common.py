@@ -30,7 +30,7 @@ def groups_for(n_items: int, workgroup_size: int) -> int:
     return ceil_div(n_items, workgroup_size)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def copy_kernel(dtype: str, workgroup_size: int = 256):
     """``out[i] = src[i]`` for ``i < n``; buffers (out, src), scalar n (i32)."""
     kb = KernelBuilder(f"copy_{dtype}_wg{workgroup_size}", workgroup_size)
@@ -42,7 +42,7 @@ def copy_kernel(dtype: str, workgroup_size: int = 256):
     return kb.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def fill_kernel(dtype: str, workgroup_size: int = 256):
     """``out[i] = value`` for ``i < n``; buffer (out), scalars n (i32), value (dtype)."""
     kb = KernelBuilder(f"fill_{dtype}_wg{workgroup_size}", workgroup_size)

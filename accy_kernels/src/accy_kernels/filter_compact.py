@@ -21,7 +21,7 @@ from accy_kernels.scan_reduce_then_scan import add_scan
 __all__ = ["compact_kernel", "run"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compact_kernel(dtype: str, workgroup_size: int):
     """Buffers (out, x, mask: bool, pos: i32); scalar n (i32)."""
     kb = KernelBuilder(f"filter_compact_{dtype}_wg{workgroup_size}", workgroup_size)

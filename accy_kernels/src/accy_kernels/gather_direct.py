@@ -29,7 +29,7 @@ def normalized_index(idx: E, n: E, mode: str) -> E:
     return where(idx < 0, idx + n, idx)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int):
     """Build the gather kernel: buffers (out, src, indices); scalars total, m, inner (i32),
     n (i32). ``simple`` drops the outer/inner arithmetic (1-D source)."""

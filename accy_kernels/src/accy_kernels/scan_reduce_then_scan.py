@@ -23,7 +23,7 @@ import numpy as np
 from accy.kernel import KernelBuilder, call
 from accy.kernels import Candidate, Plan, Slot, tile_geometry
 
-from accy_kernels._common import ceil_div, groups_for
+from accy_kernels._common import ceil_div
 
 __all__ = ["add_scan", "run", "spine_kernel", "tile_reduce_kernel", "tile_scan_kernel"]
 
@@ -41,7 +41,7 @@ def _tile_bounds(kb: KernelBuilder, chunk, n):
     return t, active, begin, end
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tile_reduce_kernel(in_dtype: str, acc_dtype: str, workgroup_size: int = 64):
     """Buffers (partials: acc, x: in); scalars n, chunk, lane_stride, tiles (i32)."""
     kb = KernelBuilder(f"scan_reduce_{in_dtype}_{acc_dtype}_wg{workgroup_size}", workgroup_size)
@@ -57,7 +57,7 @@ def tile_reduce_kernel(in_dtype: str, acc_dtype: str, workgroup_size: int = 64):
     return kb.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spine_kernel(acc_dtype: str, workgroup_size: int = SPINE_WORKGROUP):
     """Buffers (partials: acc readwrite → exclusive offsets, total: acc[1]); scalar P (i32)."""
     w = workgroup_size
@@ -94,7 +94,7 @@ def spine_kernel(acc_dtype: str, workgroup_size: int = SPINE_WORKGROUP):
     return kb.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tile_scan_kernel(in_dtype: str, acc_dtype: str, inclusive: bool, workgroup_size: int = 64):
     """Buffers (out: acc, x: in, offsets: acc); scalars n, chunk, lane_stride, tiles (i32)."""
     kind = "incl" if inclusive else "excl"

@@ -20,7 +20,7 @@ from accy_kernels.gather_direct import normalized_index
 __all__ = ["add_kernel", "run"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def add_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int):
     """Buffers (out readwrite, values, indices); scalars total, m, inner (i32), n (i32)."""
     kb = KernelBuilder(

@@ -27,7 +27,7 @@ from accy_kernels.gather_direct import normalized_index
 __all__ = ["run", "winner_kernel", "write_kernel"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def winner_kernel(index_dtype: str, mode: str, workgroup_size: int):
     """Buffers (winner: i32 readwrite, indices); scalars m (i32), n (i32)."""
     kb = KernelBuilder(f"scatter_winner_{index_dtype}_{mode}_wg{workgroup_size}",
@@ -42,7 +42,7 @@ def winner_kernel(index_dtype: str, mode: str, workgroup_size: int):
     return kb.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def write_kernel(dtype: str, index_dtype: str, mode: str, workgroup_size: int):
     """Buffers (out readwrite, values, indices, winner); scalars total, m, inner, n (i32)."""
     kb = KernelBuilder(f"scatter_write_{dtype}_{index_dtype}_{mode}_wg{workgroup_size}",

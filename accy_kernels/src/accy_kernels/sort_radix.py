@@ -56,7 +56,7 @@ def order_key(kb: KernelBuilder, k: E, dtype: str, descending: bool) -> E:
     if dtype in ("f32", "f64"):
         mag = kb.let(kb.fresh("mag"), k & _ABS_MASK[st])
         negative = (k & sign) != 0
-        base = where(mag == 0, sign, where(negative, ~k if False else k ^ all_ones, k ^ sign))
+        base = where(mag == 0, sign, where(negative, k ^ all_ones, k ^ sign))
         if descending:
             base = base ^ all_ones
         return where(mag > _INF_BITS[st], all_ones, base)
@@ -84,7 +84,7 @@ def _tile(kb: KernelBuilder):
     return n, tiles, shift, t, active, begin, end
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def histogram_kernel(dtype: str, descending: bool):
     """Buffers (hist: i32 write, counts: i32 scratch, keys); scalars n, chunk, lane_stride,
     tiles, shift (i32)."""
@@ -107,7 +107,7 @@ def histogram_kernel(dtype: str, descending: bool):
     return kb.build()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, out_dtype: str,
                    write_keys: bool):
     """One scatter pass.

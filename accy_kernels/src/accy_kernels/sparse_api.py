@@ -74,10 +74,7 @@ def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndar
     Raises:
         UnsupportedError: more than 2**31 - 1 stored entries.
     """
-    csr = A.tocsr()
-    if not csr.has_canonical_format:
-        csr = csr.copy()
-        csr.sum_duplicates()
+    csr = A.tocsr()  # duplicates and unsorted columns are fine: every format sums entries
     if csr.nnz > 2**31 - 1:
         raise UnsupportedError(f"spmv: {csr.nnz} entries exceed 2**31 - 1", feature="size")
     return (csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),

@@ -19,7 +19,7 @@ from accy_kernels.sparse_api import csr_arrays
 __all__ = ["run", "spmm_kernel"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spmm_kernel(dtype: str, workgroup_size: int):
     """Buffers (Y, indptr: i32, indices: i32, data, X); scalars total, k (i32)."""
     kb = KernelBuilder(f"spmm_csr_{dtype}_wg{workgroup_size}", workgroup_size)

@@ -24,7 +24,7 @@ __all__ = ["add_coo", "coo_kernel", "run"]
 WORKGROUP = 64
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def coo_kernel(dtype: str):
     """Buffers (y readwrite, rows: i32, cols: i32, data, x); scalars nnz, chunk, lane_stride,
     tiles (i32)."""

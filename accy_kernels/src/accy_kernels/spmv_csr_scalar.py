@@ -19,7 +19,7 @@ from accy_kernels.sparse_api import csr_arrays
 __all__ = ["csr_scalar_kernel", "run"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def csr_scalar_kernel(dtype: str, workgroup_size: int):
     """Buffers (y, indptr: i32, indices: i32, data, x); scalar n_rows (i32)."""
     kb = KernelBuilder(f"spmv_csr_scalar_{dtype}_wg{workgroup_size}", workgroup_size)

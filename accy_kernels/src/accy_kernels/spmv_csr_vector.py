@@ -20,7 +20,7 @@ from accy_kernels.sparse_api import csr_arrays
 __all__ = ["csr_vector_kernel", "run"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def csr_vector_kernel(dtype: str, workgroup_size: int):
     """Buffers (y, indptr: i32, indices: i32, data, x); scalar n_rows (i32); one group/row."""
     w = workgroup_size

@@ -25,7 +25,7 @@ from accy_kernels.spmv_coo import add_coo
 __all__ = ["ell_kernel", "ell_layout", "run"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ell_kernel(dtype: str, workgroup_size: int):
     """Buffers (y, cols: i32, vals, x); scalars n_rows, width (i32)."""
     kb = KernelBuilder(f"spmv_ell_{dtype}_wg{workgroup_size}", workgroup_size)

@@ -25,7 +25,7 @@ from accy_kernels.sparse_api import csr_arrays
 __all__ = ["run", "sell_kernel", "sell_layout"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sell_kernel(dtype: str, c: int, workgroup_size: int):
     """Buffers (y, slice_ptr: i64, cols: i32, vals, perm: i32, x); scalar n_rows (i32)."""
     kb = KernelBuilder(f"spmv_sell_{dtype}_c{c}_wg{workgroup_size}", workgroup_size)

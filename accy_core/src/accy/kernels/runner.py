@@ -91,7 +91,7 @@ class Plan:
         if arr.dtype != _NUMPY[dtype]:
             arr = arr.view(_NUMPY[dtype]) if arr.itemsize == np.dtype(_NUMPY[dtype]).itemsize \
                 else arr.astype(_NUMPY[dtype])
-        if any(a is arr or np.shares_memory(a, arr) for _, a in self._params):
+        if any(a is arr or np.may_share_memory(a, arr) for _, a in self._params):
             arr = arr.copy()
         s = self._slot(dtype, arr.size)
         self._params.append((s.index, arr))

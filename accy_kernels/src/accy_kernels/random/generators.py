@@ -89,7 +89,7 @@ def where_full(span: E, word: E) -> E:
     return where(span == 0, word, call("mulhi", word, span))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 256):
     """Buffers (out: dtype); scalars offset, sq_key (i64, first: 8-byte aligned), n (i32),
     seed_lo, seed_hi (u32), then p0, p1 (dtype, or low: dtype and span: u32 for integers)."""
@@ -143,7 +143,7 @@ def run_distribution(backend, algorithm: str, dist: str, dtype: str, size: int, 
     return result
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bijection_kernel(algorithm: str, workgroup_size: int = 256):
     """The raw bijection: buffers (out: u32 (N*W), ctr: u32 (N*W), key: u32 (N*K)); scalar N."""
     kind, width, rounds = ALGORITHMS[algorithm]

@@ -43,7 +43,7 @@ def emit(kb: KernelBuilder, ctr: E, key: E) -> E:
     x = _swap(kb, x * x + y)
     x = _swap(kb, x * x + z)
     x = _swap(kb, x * x + y)
-    return ((((x * x + z) >> 32) & 0xFFFFFFFF)).cast("u32")
+    return (((x * x + z) >> 32) & 0xFFFFFFFF).cast("u32")
 
 
 def reference(counter: np.ndarray, key: int) -> np.ndarray:

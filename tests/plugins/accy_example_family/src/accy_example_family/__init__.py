@@ -24,7 +24,7 @@ def reference(a: float, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return (a * x + y).astype(x.dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _kernel(dtype: str, workgroup_size: int):
     from accy.kernel import KernelBuilder
 
