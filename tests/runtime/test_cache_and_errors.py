@@ -143,3 +143,17 @@ def test_executable_still_correct_after_close():
     _scratch = [np.full(4096 * 4 + 64, 255, np.uint8) for _ in range(64)]
     np.testing.assert_allclose(exe(x)[0], c + 1)
     np.testing.assert_allclose(exe(x)[0], c + 1)
+
+
+def test_input_too_large_for_32_bit_indexing_is_refused():
+    # a small result does not make the 3e9-element input indexable with 32-bit offsets
+    m = accy.parse_module(textwrap.dedent("""\
+        module {
+          func @f(%arg0: f32[3,1000000000]) -> (f32[3]) {
+            %0 = reduce.sum %arg0 {axes = [1]} : (f32[3,1000000000]) -> f32[3]
+            func.return %0 : (f32[3]) -> ()
+          }
+        }
+    """))
+    with pytest.raises(accy.errors.UnsupportedError, match=r"operand #0 f32\[3,1000000000\]"):
+        accy.compile(m, backend="cpu")

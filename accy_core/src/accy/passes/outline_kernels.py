@@ -325,6 +325,8 @@ def outline_region(region: Operation, name: str,
     em = _Emitter(region)
     out = em.yielded()
     check_size(out.type.num_elements, f"'{region.name}' result {out.type}")
+    for i, v in enumerate(region.operands):  # inputs are indexed with the same 32-bit ints
+        check_size(v.type.num_elements, f"'{region.name}' operand #{i} {v.type}")
     shared: tuple = ()
     root = out.defining_op
     is_reduce = root is not None and root.name in ROOT_OPS
