@@ -8,6 +8,7 @@ verifier.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -344,8 +345,9 @@ def _literal_fits(x: Any, dtype: DType) -> bool:
         return isinstance(x, bool)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
-    if dtype.is_float:
-        return True
+    if dtype.is_float:  # inf and nan are literals; a finite value must not overflow to inf
+        finite = isinstance(x, int) or math.isfinite(x)  # a huge int is finite, not a float
+        return not finite or abs(x) <= float(np.finfo(dtype.numpy).max)
     info = np.iinfo(dtype.numpy)
     return isinstance(x, int) and info.min <= x <= info.max
 
