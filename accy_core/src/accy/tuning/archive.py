@@ -70,7 +70,7 @@ def read_archive(path: str | os.PathLike[str]):
         raise _fail(name, "unreadable", f"cannot read ({e})") from e
     if len(data) < _HEADER.size:
         raise _fail(name, "truncated", f"{len(data)} bytes, shorter than the "
-                    f"{_HEADER.size}-byte header")
+                    f"{_HEADER.size}-byte header (truncated)")
     magic, version, _, length, digest = _HEADER.unpack_from(data)
     if magic != ARCHIVE_MAGIC:
         raise _fail(name, "magic", f"magic {magic!r}, expected {ARCHIVE_MAGIC!r} (not an accy "
@@ -80,7 +80,8 @@ def read_archive(path: str | os.PathLike[str]):
                     f"{ARCHIVE_VERSION}; export it again with this version")
     payload = data[_HEADER.size:]
     if len(payload) != length:
-        raise _fail(name, "truncated", f"payload has {len(payload)} bytes, header says {length}")
+        raise _fail(name, "truncated", f"truncated or padded: payload has {len(payload)} bytes, "
+                    f"header says {length}")
     if hashlib.sha256(payload).digest() != digest:
         raise _fail(name, "checksum", "sha256 checksum mismatch (corrupted)")
     try:

@@ -3,8 +3,9 @@
 A :class:`LaunchCandidate` is a work-group size (work-items), items per thread (output
 elements each work-item computes, grid-stride) and a variant: ``map`` for elementwise
 regions, ``serial`` (one work-item per output, a serial loop over the reduced elements) or
-``tree`` (one work-group per output, strided partial results and a shared-memory tree) for
-reductions and contractions. Labels read ``serial-wg64-ipt1`` and parse back.
+``tree`` (one work-group per output, strided partial results and a shared-memory tree, so
+its work-group size must be a power of two) for reductions and contractions. Labels read
+``serial-wg64-ipt1`` and parse back.
 
 :func:`region_candidates` lists at most :data:`MAX_CANDIDATES` candidates for a region, the
 default first (the choice the outliner makes without tuning), work-group sizes powers of two
@@ -84,6 +85,8 @@ def _round(ws: int, subgroup: int, limit: int) -> int:
     """``ws`` rounded up to a multiple of the subgroup size, capped at ``limit``."""
     sg = max(1, subgroup)
     ws = -(-ws // sg) * sg
+    if ws > limit:
+        ws = max(sg, limit // sg * sg)
     return max(1, min(ws, limit))
 
 
@@ -117,30 +120,27 @@ def region_candidates(kind: str, n_out: int, n_red: int = 0, *, subgroup_size: i
             ``tree`` work-groups at ``shared_memory_bytes // element_bytes``.
         element_bytes: bytes of the accumulator dtype.
     """
-    default = default_candidate(kind, n_out, n_red)
-    out = [default]
+    out = [default_candidate(kind, n_out, n_red)]
     reach = max(_pow2_at_least(n_out), MIN_WORKGROUP)
-
-    def add(c: LaunchCandidate) -> None:
+    if kind != "reduce":
+        wanted = [LaunchCandidate("map", ws, ipt) for ipt in (1, 4)
+                  for ws in (64, 128, 256, 512) if ws * ipt <= 4 * reach]
+    else:
+        wanted = _reduce_wanted(n_out, n_red, reach, shared_memory_bytes // max(1, element_bytes))
+    for c in wanted:
         c = LaunchCandidate(c.variant, _round(c.workgroup_size, subgroup_size,
                                               max_workgroup_size), c.items_per_thread)
-        if c not in out and len(out) < MAX_CANDIDATES:
+        pow2 = c.workgroup_size & (c.workgroup_size - 1) == 0
+        if c not in out and len(out) < MAX_CANDIDATES and (pow2 or c.variant != "tree"):
             out.append(c)
-
-    if kind != "reduce":
-        for ipt in (1, 4):
-            for ws in (64, 128, 256, 512):
-                if ws * ipt <= 4 * reach:
-                    add(LaunchCandidate("map", ws, ipt))
-        return out
-    if n_red >= 256 and n_out <= 4096:
-        limit = max(1, shared_memory_bytes // max(1, element_bytes))
-        for ws in (64, 128, 256):
-            if ws <= limit:
-                add(LaunchCandidate("tree", ws, 1))
-    for ws in (32, 64, 128, 256):
-        if ws <= 2 * reach:
-            add(LaunchCandidate("serial", ws, 1))
-    if n_out >= 1024:
-        add(LaunchCandidate("serial", 64, 4))
     return out
+
+
+def _reduce_wanted(n_out: int, n_red: int, reach: int, shared_elems: int) -> list[LaunchCandidate]:
+    wanted = []
+    if n_red >= 256 and n_out <= 4096:
+        wanted += [LaunchCandidate("tree", ws, 1) for ws in (64, 128, 256) if ws <= shared_elems]
+    wanted += [LaunchCandidate("serial", ws, 1) for ws in (32, 64, 128, 256) if ws <= 2 * reach]
+    if n_out >= 1024:
+        wanted.append(LaunchCandidate("serial", 64, 4))
+    return wanted
