@@ -345,9 +345,14 @@ def _literal_fits(x: Any, dtype: DType) -> bool:
         return isinstance(x, bool)
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
-    if dtype.is_float:  # inf and nan are literals; a finite value must not overflow to inf
-        finite = isinstance(x, int) or math.isfinite(x)  # a huge int is finite, not a float
-        return not finite or abs(x) <= float(np.finfo(dtype.numpy).max)
+    if dtype.is_float:  # inf and nan are literals; a finite value must not round to inf
+        if isinstance(x, float) and not math.isfinite(x):
+            return True
+        try:
+            with np.errstate(over="ignore"):
+                return bool(np.isfinite(np.array(float(x), dtype=dtype.numpy)))
+        except OverflowError:  # an int beyond the f64 range
+            return False
     info = np.iinfo(dtype.numpy)
     return isinstance(x, int) and info.min <= x <= info.max
 
