@@ -1,9 +1,14 @@
 """Vulkan instance, physical-device selection and logical-device creation (mixin of the driver).
 
-Device choice: ``ACCY_VULKAN_DEVICE`` (index among Vulkan 1.3 devices) or the first discrete
-GPU, else integrated, else virtual, else CPU (lavapipe). Every feature the device reports
-(Vulkan 1.1/1.2/1.3 and, where present, ``VK_EXT_shader_atomic_float``/``float2``) is
-enabled. ``ACCY_VULKAN_VALIDATION=1`` adds the Khronos validation layer when installed.
+Device choice: ``ACCY_VULKAN_DEVICE`` = an index among the Vulkan 1.3 devices or a
+case-insensitive substring of a device name; unset: the first discrete GPU, else integrated,
+else virtual, else CPU (lavapipe). An unknown index or name raises ``BackendUnavailable``
+listing the devices. Up to four queues of the compute family are created (streams use them
+round robin). The pipeline cache starts from the persisted blob of
+:mod:`accy_backend_vulkan.pipeline_cache` when its header matches this device. Every
+feature the device reports (Vulkan 1.1/1.2/1.3 and, where present,
+``VK_EXT_shader_atomic_float``/``float2``) is enabled. ``ACCY_VULKAN_VALIDATION=1`` adds
+the Khronos validation layer when installed.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import vulkan as vk
 from accy import config
 from accy.errors import BackendUnavailable
 
+from accy_backend_vulkan import pipeline_cache
 from accy_backend_vulkan.target import VulkanTarget
 
-__all__ = ["DeviceSetup", "probe_devices"]
+__all__ = ["DeviceSetup", "probe_devices", "select_device"]
 
 _DEVICE_RANK = {
     vk.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: 0,
@@ -27,6 +33,47 @@ _DEVICE_RANK = {
 _VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 _ATOMIC_FLOAT_EXT = "VK_EXT_shader_atomic_float"
 _ATOMIC_FLOAT2_EXT = "VK_EXT_shader_atomic_float2"
+_MAX_QUEUES = 4
+
+
+def _name(props: Any) -> str:
+    name = props.deviceName
+    return name if isinstance(name, str) else vk.ffi.string(name).decode()
+
+
+def _uuid(props: Any) -> bytes:
+    return bytes(bytearray(props.pipelineCacheUUID))
+
+
+def select_device(described: list[tuple[str, int]], wanted: int | str | None) -> int:
+    """Return the index of the device to use among ``described`` = [(name, device type)].
+
+    ``wanted``: an index, a case-insensitive name substring (first match), or ``None`` for
+    the first discrete GPU, else integrated, else virtual, else CPU.
+
+    Raises:
+        BackendUnavailable: no device, or ``wanted`` names none (the message lists them).
+    """
+    listing = "; ".join(f"{i}: {name}" for i, (name, _) in enumerate(described)) or "none"
+    if not described:
+        raise BackendUnavailable(
+            "vulkan: no Vulkan 1.3 device", backend="vulkan", reason="no Vulkan 1.3 device"
+        )
+    if wanted is None:
+        ranks = [_DEVICE_RANK.get(kind, 4) for _, kind in described]
+        return ranks.index(min(ranks))
+    if isinstance(wanted, int):
+        if 0 <= wanted < len(described):
+            return wanted
+        reason = f"ACCY_VULKAN_DEVICE={wanted} is out of range"
+    else:
+        for i, (name, _) in enumerate(described):
+            if wanted.lower() in name.lower():
+                return i
+        reason = f"ACCY_VULKAN_DEVICE={wanted!r} matches no device name"
+    raise BackendUnavailable(
+        f"vulkan: {reason}; Vulkan 1.3 devices: {listing}", backend="vulkan", reason=reason
+    )
 
 
 class DeviceSetup:
@@ -64,29 +111,17 @@ class DeviceSetup:
                 reason=type(e).__name__,
             ) from e
 
-    def _pick(self, index: int | None) -> Any:
-        devices = vk.vkEnumeratePhysicalDevices(self._instance)
-        usable = [
+    def _pick(self, wanted: int | str | None) -> Any:
+        devices = [
             d
-            for d in devices
+            for d in vk.vkEnumeratePhysicalDevices(self._instance)
             if vk.vkGetPhysicalDeviceProperties(d).apiVersion >= vk.VK_MAKE_VERSION(1, 3, 0)
         ]
-        if not usable:
-            raise BackendUnavailable(
-                "vulkan: no Vulkan 1.3 device", backend="vulkan", reason="no Vulkan 1.3 device"
-            )
-        if index is not None:
-            if index >= len(usable):
-                raise BackendUnavailable(
-                    f"vulkan: ACCY_VULKAN_DEVICE={index} but only {len(usable)} device(s)",
-                    backend="vulkan",
-                    reason="device index out of range",
-                )
-            return usable[index]
-        return min(
-            usable,
-            key=lambda d: _DEVICE_RANK.get(vk.vkGetPhysicalDeviceProperties(d).deviceType, 4),
-        )
+        described = []
+        for d in devices:
+            props = vk.vkGetPhysicalDeviceProperties(d)
+            described.append((_name(props), props.deviceType))
+        return devices[select_device(described, wanted)]
 
     def _create_device(self) -> None:
         pd = self._physical
@@ -126,11 +161,12 @@ class DeviceSetup:
                 "vulkan: device has no compute queue", backend="vulkan", reason="no compute queue"
             )
         self._family = compute[0]
+        queue_count = max(1, min(_MAX_QUEUES, families[self._family].queueCount))
         queue_info = vk.VkDeviceQueueCreateInfo(
             sType=vk.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
             queueFamilyIndex=self._family,
-            queueCount=1,
-            pQueuePriorities=[1.0],
+            queueCount=queue_count,
+            pQueuePriorities=[1.0] * queue_count,
         )
         # enable every feature the device has (queried into the same chain)
         info = vk.VkDeviceCreateInfo(
@@ -142,7 +178,9 @@ class DeviceSetup:
             ppEnabledExtensionNames=wanted or None,
         )
         self._device = vk.vkCreateDevice(pd, info, None)
-        self._queue = vk.vkGetDeviceQueue(self._device, self._family, 0)
+        self._queues = [
+            vk.vkGetDeviceQueue(self._device, self._family, i) for i in range(queue_count)
+        ]
         self._props = vk.vkGetPhysicalDeviceProperties(pd)
         self._memory = vk.vkGetPhysicalDeviceMemoryProperties(pd)
         self._command_pool = vk.vkCreateCommandPool(
@@ -154,12 +192,39 @@ class DeviceSetup:
             ),
             None,
         )
-        self._pipeline_cache = vk.vkCreatePipelineCache(
-            self._device,
-            vk.VkPipelineCacheCreateInfo(sType=vk.VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO),
-            None,
-        )
+        self._create_pipeline_cache()
         self.target = VulkanTarget(self._target_features())
+
+    def device_identity(self) -> pipeline_cache.DeviceIdentity:
+        """Return what a persisted pipeline cache must match (vendor, device, driver, UUID)."""
+        p = self._props
+        return pipeline_cache.DeviceIdentity(p.vendorID, p.deviceID, p.driverVersion, _uuid(p))
+
+    def _create_pipeline_cache(self) -> None:
+        blob = pipeline_cache.load_blob(self.device_identity())
+        self.pipeline_cache_loaded = blob is not None
+        for data in (blob, None) if blob is not None else (None,):
+            info = vk.VkPipelineCacheCreateInfo(
+                sType=vk.VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                initialDataSize=len(data) if data else 0,
+                pInitialData=vk.ffi.from_buffer(data) if data else None,
+            )
+            try:
+                self._pipeline_cache = vk.vkCreatePipelineCache(self._device, info, None)
+                return
+            except vk.VkError:  # the driver refused the blob: start empty
+                self.pipeline_cache_loaded = False
+
+    def save_pipeline_cache(self) -> Any:
+        """Persist the pipeline cache (atomically); returns the path or ``None``."""
+        size = vk.ffi.new("size_t *")
+        dev, cache = self._device, self._pipeline_cache
+        if vk.lib.vkGetPipelineCacheData(dev, cache, size, vk.ffi.NULL) != vk.VK_SUCCESS:
+            return None
+        data = vk.ffi.new("char[]", size[0])
+        if vk.lib.vkGetPipelineCacheData(dev, cache, size, data) != vk.VK_SUCCESS:
+            return None
+        return pipeline_cache.save_blob(self.device_identity(), vk.ffi.buffer(data, size[0])[:])
 
     def _target_features(self) -> frozenset[str]:
         base = self._features.features

@@ -1,28 +1,26 @@
 """VulkanBackend: SPIR-V kernels on a Vulkan device through the cffi ``vulkan`` package.
 
-With device.py, the only modules importing ``vulkan``. One instance, one device, one queue.
+The backend protocol's class; its parts are mixins, the only modules importing ``vulkan``:
 
-- Device setup and selection: :mod:`accy_backend_vulkan.device`.
-- Buffers: host-visible, host-coherent memory, persistently mapped; ``write``/``read`` are
-  memcpy after waiting for outstanding work. Freed buffers go to a size-keyed free list and
-  are reused, so a compiled executable called in a loop reuses the same ``VkBuffer`` handles
-  (and so the same cached descriptor sets): nothing is created per call in steady state.
-- Launch: one primary command buffer per launch (from a recycled pool), a global memory
-  barrier before the dispatch (ordering after earlier launches) and one to the host after it;
-  the fence is recycled at :meth:`synchronize`. Scalars go to push constants (layout:
-  :func:`accy_backend_vulkan.target.push_layout`). More work-groups than
-  ``maxComputeWorkGroupCount[0]`` are split with ``vkCmdDispatchBase``.
-- Streams and events: one in-order queue; an event is the fence of the launch it signals.
+- Device setup, selection and the persisted pipeline cache: :mod:`.device`,
+  :mod:`.pipeline_cache`.
+- Buffers (host-visible, or device-local with staging copies) and their reuse:
+  :mod:`.memory`.
+- Launch batching, re-submitted command buffers, streams (queues + timeline semaphores) and
+  events: :mod:`.commands`.
 
-Size: the protocol has 20 methods and ruff formats each cffi struct one field per line;
-buffers, pipelines and launches share the device state, so they stay in one class.
+Here: capabilities, compilation, pipelines (``load``), descriptor sets (one per kernel and
+bound-buffer tuple, cached: reused buffers give reused sets), scalars (push constants,
+layout :func:`accy_backend_vulkan.target.push_layout`) and ``launch``, which validates and
+queues a dispatch (:meth:`CommandQueue._enqueue`); the runtime's ``synchronize`` submits.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import struct
-from collections import deque
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,18 +30,22 @@ import vulkan as vk
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import emit_llvm_ir
-from accy.errors import (
-    LaunchError,
-    OutOfResources,
-    UnsupportedError,
-)
+from accy.errors import LaunchError, UnsupportedError
 from accy.kernel import Kernel
 
+from accy_backend_vulkan.commands import (
+    CommandQueue,
+    PendingLaunch,
+    VulkanEvent,
+    VulkanStream,
+    vulkan_error,
+)
 from accy_backend_vulkan.device import DeviceSetup, probe_devices
+from accy_backend_vulkan.memory import BufferMemory, VulkanBuffer
 from accy_backend_vulkan.target import push_layout
 from accy_backend_vulkan.toolchain import compile_spirv, validate
 
-__all__ = ["VulkanBackend", "VulkanBuffer", "probe_devices"]
+__all__ = ["VulkanBackend", "VulkanBuffer", "VulkanEvent", "VulkanStream", "probe_devices"]
 
 _PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<i"}
 _NUMPY = {
@@ -57,18 +59,6 @@ _NUMPY = {
 _EMIT_FORMATS = ("spirv", "llvm")
 _DISPATCH_BASE = getattr(vk, "VK_PIPELINE_CREATE_DISPATCH_BASE_KHR", 0x10)
 _DESCRIPTOR_CACHE_LIMIT = 64
-
-
-@dataclass(eq=False)
-class VulkanBuffer:
-    """A storage buffer in host-visible memory, mapped at ``view`` (``nbytes`` bytes)."""
-
-    buffer: Any
-    memory: Any
-    nbytes: int
-    capacity_bytes: int
-    view: np.ndarray
-    released: bool = False
 
 
 @dataclass(eq=False)
@@ -86,43 +76,36 @@ class LoadedKernel:
     descriptor_sets: dict[tuple[int, ...], Any] = field(default_factory=dict)
 
 
-@dataclass(eq=False)
-class _Event:
-    fence: Any = None
+def _save_at_exit(ref: Any) -> None:
+    backend = ref()
+    if backend is not None and getattr(backend, "_device", None) is not None:
+        backend.save_pipeline_cache()
 
 
-class _Stream:
-    """The single in-order compute queue (all streams share it)."""
-
-
-def _check(call: str, error: Exception) -> Exception:
-    if isinstance(error, (vk.VkErrorOutOfDeviceMemory, vk.VkErrorOutOfHostMemory)):
-        return OutOfResources(
-            f"vulkan {call}: out of memory ({type(error).__name__})", resource="memory"
-        )
-    return LaunchError(f"vulkan {call} failed: {type(error).__name__} {error}")
-
-
-class VulkanBackend(DeviceSetup):
+class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
     """The accy backend protocol on a Vulkan device (see ``accy.backend.protocol``).
 
     Args:
-        device: physical-device index (default ``ACCY_VULKAN_DEVICE`` or the best one).
+        device: physical-device index or name substring (default ``ACCY_VULKAN_DEVICE``,
+            else the first discrete GPU, else integrated, else CPU).
         validate_spirv: run ``spirv-val`` on each compiled module (default: when installed).
+        memory: ``auto``, ``host`` or ``staging`` buffers (default ``ACCY_VULKAN_MEMORY``).
 
     Raises:
-        BackendUnavailable: no Vulkan loader, no device, or the index is out of range.
+        BackendUnavailable: no Vulkan loader, no device, or ``device`` names none.
     """
 
     name = "vulkan"
 
-    def __init__(self, device: int | None = None, validate_spirv: bool = True) -> None:
+    def __init__(
+        self,
+        device: int | str | None = None,
+        validate_spirv: bool = True,
+        memory: str | None = None,
+    ) -> None:
         self.validate_spirv = validate_spirv
-        self._free: dict[int, deque[VulkanBuffer]] = {}
-        self._live_buffers: set[int] = set()
         self._buffer_users: dict[int, set[LoadedKernel]] = {}
-        self._in_flight: list[tuple[Any, Any]] = []
-        self._spare: list[tuple[Any, Any]] = []
+        self._kernels: set[LoadedKernel] = set()
         self._instance = self._create_instance()
         try:
             self._physical = self._pick(device if device is not None else config.vulkan_device())
@@ -130,7 +113,10 @@ class VulkanBackend(DeviceSetup):
         except BaseException:
             vk.vkDestroyInstance(self._instance, None)
             raise
+        self._init_commands()
+        self._init_memory(memory or config.vulkan_memory())
         self._caps: Capabilities | None = None
+        atexit.register(_save_at_exit, weakref.ref(self))
 
     # description ------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -170,10 +156,12 @@ class VulkanBackend(DeviceSetup):
     def live_objects(self) -> dict[str, int]:
         """Return counts of live Vulkan objects this backend created (leak checks)."""
         return {
-            "buffers": len(self._live_buffers),
+            "buffers": len(self._live),
             "free_buffers": sum(len(v) for v in self._free.values()),
-            "fences": len(self._in_flight) + len(self._spare),
-            "command_buffers": len(self._in_flight) + len(self._spare),
+            "descriptor_sets": sum(len(k.descriptor_sets) for k in self._kernels),
+            "streams": len(self._streams),
+            "in_flight": len(self._in_flight),
+            "command_buffers": len(self._spare) + len(self._recorded) + len(self._in_flight),
         }
 
     # compilation ------------------------------------------------------------------------
@@ -307,8 +295,8 @@ class VulkanBackend(DeviceSetup):
                 None,
             )
         except vk.VkError as e:
-            raise _check("pipeline creation", e) from e
-        return LoadedKernel(
+            raise vulkan_error("pipeline creation", e) from e
+        loaded = LoadedKernel(
             artifact,
             module,
             set_layout,
@@ -318,122 +306,8 @@ class VulkanBackend(DeviceSetup):
             list(meta["push_offsets"]),
             meta["push_bytes"],
         )
-
-    # memory -----------------------------------------------------------------------------
-    def _memory_type(self, bits: int) -> int:
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        for i in range(self._memory.memoryTypeCount):
-            if bits >> i & 1 and self._memory.memoryTypes[i].propertyFlags & want == want:
-                return i
-        raise OutOfResources(
-            "vulkan: the device has no host-visible coherent memory for "
-            "storage buffers; device-local staging is not implemented",
-            resource="host_visible_memory",
-        )
-
-    def allocate(self, nbytes: int) -> VulkanBuffer:
-        """Return a storage buffer of ``nbytes`` bytes (reused from freed ones when possible).
-
-        Raises:
-            OutOfResources: the device is out of memory.
-        """
-        capacity = max(16, (nbytes + 255) // 256 * 256)
-        free = self._free.get(capacity)
-        if free:
-            buf = free.popleft()  # FIFO: a call loop gets its buffers back in order
-            buf.nbytes, buf.released = nbytes, False
-            return buf
-        dev = self._device
-        try:
-            handle = vk.vkCreateBuffer(
-                dev,
-                vk.VkBufferCreateInfo(
-                    sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                    size=capacity,
-                    usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
-                    | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
-                    | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
-                ),
-                None,
-            )
-            req = vk.vkGetBufferMemoryRequirements(dev, handle)
-            memory = vk.vkAllocateMemory(
-                dev,
-                vk.VkMemoryAllocateInfo(
-                    sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                    allocationSize=req.size,
-                    memoryTypeIndex=self._memory_type(req.memoryTypeBits),
-                ),
-                None,
-            )
-            vk.vkBindBufferMemory(dev, handle, memory, 0)
-            mapped = vk.vkMapMemory(dev, memory, 0, capacity, 0)
-        except vk.VkError as e:
-            raise _check(f"allocate({nbytes})", e) from e
-        view = np.frombuffer(mapped, dtype=np.uint8, count=capacity)
-        buf = VulkanBuffer(handle, memory, nbytes, capacity, view)
-        self._live_buffers.add(id(buf))
-        return buf
-
-    def _check_buffer(self, buf: Any, what: str) -> VulkanBuffer:
-        if not isinstance(buf, VulkanBuffer) or buf.released:
-            raise LaunchError(
-                f"vulkan {what}: expected a live buffer from allocate(), got "
-                f"{type(buf).__name__}{' (freed)' if isinstance(buf, VulkanBuffer) else ''}"
-            )
-        return buf
-
-    def write(self, buf: VulkanBuffer, data: np.ndarray) -> None:
-        """Copy ``data``'s bytes to the start of ``buf`` (waits for outstanding work)."""
-        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
-        self.synchronize()
-        self._check_buffer(buf, "write").view[: raw.size] = raw
-
-    def read(self, buf: VulkanBuffer, out: np.ndarray) -> np.ndarray:
-        """Copy the first ``out.nbytes`` bytes of ``buf`` into ``out`` and return it."""
-        self.synchronize()
-        out.reshape(-1).view(np.uint8)[:] = self._check_buffer(buf, "read").view[: out.nbytes]
-        return out
-
-    def fill(self, buf: VulkanBuffer, value: int) -> None:
-        """Set every byte of ``buf`` to ``value``."""
-        self.synchronize()
-        self._check_buffer(buf, "fill").view[: buf.nbytes] = value
-
-    def copy(self, src: VulkanBuffer, dst: VulkanBuffer, nbytes: int) -> None:
-        """Copy ``nbytes`` bytes from ``src`` to the start of ``dst``."""
-        self.synchronize()
-        self._check_buffer(dst, "copy").view[:nbytes] = self._check_buffer(src, "copy").view[
-            :nbytes
-        ]
-
-    def free(self, buf: VulkanBuffer) -> None:
-        """Return ``buf`` to the free list; it stays alive (with its descriptor sets) for reuse."""
-        if not isinstance(buf, VulkanBuffer) or buf.released:
-            return
-        self.synchronize()
-        buf.released = True
-        self._free.setdefault(buf.capacity_bytes, deque()).append(buf)
-
-    def _destroy_buffer(self, buf: VulkanBuffer) -> None:
-        for loaded in self._buffer_users.pop(id(buf), set()):
-            for key in [k for k in loaded.descriptor_sets if id(buf) in k]:
-                vk.vkFreeDescriptorSets(
-                    self._device, loaded.descriptor_pool, 1, [loaded.descriptor_sets.pop(key)]
-                )
-        vk.vkUnmapMemory(self._device, buf.memory)
-        vk.vkDestroyBuffer(self._device, buf.buffer, None)
-        vk.vkFreeMemory(self._device, buf.memory, None)
-        self._live_buffers.discard(id(buf))
-
-    def trim(self) -> None:
-        """Destroy every freed buffer kept for reuse."""
-        self.synchronize()
-        for bufs in self._free.values():
-            for buf in bufs:
-                self._destroy_buffer(buf)
-        self._free.clear()
+        self._kernels.add(loaded)
+        return loaded
 
     def host_view(self, buf: Any, dtype: Any, shape: tuple[int, ...]) -> None:
         """No zero-copy host views (the protocol's ``host_memory`` feature is not offered)."""
@@ -450,6 +324,7 @@ class VulkanBackend(DeviceSetup):
         if found is not None:
             return found
         if len(loaded.descriptor_sets) >= _DESCRIPTOR_CACHE_LIMIT:
+            self._forget_recorded()  # kept command buffers may name the evicted set
             old_key = next(iter(loaded.descriptor_sets))
             vk.vkFreeDescriptorSets(
                 self._device, loaded.descriptor_pool, 1, [loaded.descriptor_sets.pop(old_key)]
@@ -485,6 +360,16 @@ class VulkanBackend(DeviceSetup):
             self._buffer_users.setdefault(id(b), set()).add(loaded)
         return ds
 
+    def _forget_buffer(self, buf: VulkanBuffer) -> None:
+        users = self._buffer_users.pop(id(buf), set())
+        if users:
+            self._forget_recorded()
+        for loaded in users:
+            for key in [k for k in loaded.descriptor_sets if id(buf) in k]:
+                vk.vkFreeDescriptorSets(
+                    self._device, loaded.descriptor_pool, 1, [loaded.descriptor_sets.pop(key)]
+                )
+
     def _push_constants(self, loaded: LoadedKernel, scalars: Sequence[Any], groups: int) -> bytes:
         meta = loaded.artifact.metadata
         expected = meta["scalars"]
@@ -505,23 +390,6 @@ class VulkanBackend(DeviceSetup):
         struct.pack_into("<i", data, loaded.push_fields[-1], groups)
         return bytes(data)
 
-    def _command_buffer(self) -> tuple[Any, Any]:
-        if self._spare:
-            return self._spare.pop()
-        cb = vk.vkAllocateCommandBuffers(
-            self._device,
-            vk.VkCommandBufferAllocateInfo(
-                sType=vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                commandPool=self._command_pool,
-                level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                commandBufferCount=1,
-            ),
-        )[0]
-        fence = vk.vkCreateFence(
-            self._device, vk.VkFenceCreateInfo(sType=vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO), None
-        )
-        return fence, cb
-
     def launch(
         self,
         loaded: LoadedKernel,
@@ -532,13 +400,18 @@ class VulkanBackend(DeviceSetup):
         wait_events: Sequence[Any] = (),
         signal_event: Any = None,
     ) -> None:
-        """Record and submit one dispatch of ``loaded`` over ``geometry`` (asynchronous).
+        """Queue one dispatch of ``loaded`` over ``geometry`` on ``stream`` (asynchronous:
+        submitted with the stream's batch at the next ``synchronize`` or buffer access).
 
         Raises:
             LaunchError: argument count/dtype mismatch, wrong work-group size, device lost.
         """
         meta = loaded.artifact.metadata
         name = loaded.artifact.kernel_name
+        if self._lost:
+            raise LaunchError(f"launch {name!r}: the device was lost; reopen the backend")
+        if loaded.pipeline is None:
+            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
         if len(buffers) != len(meta["buffers"]):
             raise LaunchError(
                 f"launch {name!r}: expected {len(meta['buffers'])} buffers "
@@ -553,110 +426,28 @@ class VulkanBackend(DeviceSetup):
         groups = int(geometry.groups)
         push = self._push_constants(loaded, scalars, groups)
         if groups <= 0:
+            if isinstance(signal_event, VulkanEvent):  # nothing to run: the event is reached
+                target = self._stream(stream)
+                signal_event.stream, signal_event.value = target, target.submitted
             return
-        fence, cb = self._command_buffer()
         try:
-            self._record(cb, loaded, self._descriptor_set(loaded, bufs), push, groups)
-            vk.vkQueueSubmit(
-                self._queue,
-                1,
-                [
-                    vk.VkSubmitInfo(
-                        sType=vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                        commandBufferCount=1,
-                        pCommandBuffers=[cb],
-                    )
-                ],
-                fence,
-            )
+            ds = self._descriptor_set(loaded, bufs)
         except vk.VkError as e:
-            self._spare.append((fence, cb))
-            raise _check(f"launch {name!r}", e) from e
-        self._in_flight.append((fence, cb))
-        if isinstance(signal_event, _Event):
-            signal_event.fence = fence
-
-    def _barrier(self, cb: Any, dst_stage: int, dst_access: int) -> None:
-        mb = vk.VkMemoryBarrier(
-            sType=vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-            srcAccessMask=vk.VK_ACCESS_SHADER_WRITE_BIT | vk.VK_ACCESS_HOST_WRITE_BIT,
-            dstAccessMask=dst_access,
+            raise vulkan_error(f"launch {name!r}: descriptor set", e) from e
+        key = (id(loaded), *(id(b) for b in bufs))
+        self._enqueue(
+            PendingLaunch(loaded, ds, key, push, groups), stream, wait_events, signal_event
         )
-        vk.vkCmdPipelineBarrier(
-            cb,
-            vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | vk.VK_PIPELINE_STAGE_HOST_BIT,
-            dst_stage,
-            0,
-            1,
-            [mb],
-            0,
-            None,
-            0,
-            None,
-        )
-
-    def _record(self, cb: Any, loaded: LoadedKernel, ds: Any, push: bytes, groups: int) -> None:
-        vk.vkResetCommandBuffer(cb, 0)
-        vk.vkBeginCommandBuffer(
-            cb,
-            vk.VkCommandBufferBeginInfo(
-                sType=vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-            ),
-        )
-        self._barrier(
-            cb,
-            vk.VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            vk.VK_ACCESS_SHADER_READ_BIT | vk.VK_ACCESS_SHADER_WRITE_BIT,
-        )
-        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, loaded.pipeline)
-        vk.vkCmdBindDescriptorSets(
-            cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, loaded.pipeline_layout, 0, 1, [ds], 0, None
-        )
-        data = vk.ffi.new("char[]", push)
-        vk.vkCmdPushConstants(
-            cb, loaded.pipeline_layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push), data
-        )
-        limit = int(self._props.limits.maxComputeWorkGroupCount[0])
-        for base in range(0, groups, limit):
-            count = min(limit, groups - base)
-            if base == 0:
-                vk.vkCmdDispatch(cb, count, 1, 1)
-            else:
-                vk.vkCmdDispatchBase(cb, base, 0, 0, count, 1, 1)
-        self._barrier(cb, vk.VK_PIPELINE_STAGE_HOST_BIT, vk.VK_ACCESS_HOST_READ_BIT)
-        vk.vkEndCommandBuffer(cb)
-
-    def create_stream(self) -> _Stream:
-        """Return a stream (all streams share the one in-order compute queue)."""
-        return _Stream()
-
-    def create_event(self) -> _Event:
-        """Return an event; a launch given it as ``signal_event`` sets its fence."""
-        return _Event()
-
-    def synchronize(self, scope: Any = None) -> None:
-        """Wait for all submitted work (an event: for its launch and everything before)."""
-        if not self._in_flight:
-            return
-        fences = [f for f, _ in self._in_flight]
-        try:
-            vk.vkWaitForFences(self._device, len(fences), fences, vk.VK_TRUE, 2**63 - 1)
-            vk.vkResetFences(self._device, len(fences), fences)
-        except vk.VkError as e:
-            self._spare.extend(self._in_flight)
-            self._in_flight.clear()
-            raise _check("synchronize", e) from e
-        self._spare.extend(self._in_flight)
-        self._in_flight.clear()
-        if isinstance(scope, _Event):
-            scope.fence = None
 
     def destroy(self, obj: Any) -> None:
-        """Release a loaded kernel (pipeline, layouts, descriptor pool); streams/events: no-op."""
+        """Release a loaded kernel (pipeline, layouts, descriptor pool) or a stream;
+        events hold nothing."""
+        if isinstance(obj, VulkanStream):
+            self._destroy_stream(obj)
+            return
         if not isinstance(obj, LoadedKernel) or obj.pipeline is None:
             return
-        self.synchronize()
+        self._forget_recorded()
         dev = self._device
         for users in self._buffer_users.values():
             users.discard(obj)
@@ -667,18 +458,27 @@ class VulkanBackend(DeviceSetup):
         vk.vkDestroyShaderModule(dev, obj.module, None)
         obj.pipeline = None
         obj.descriptor_sets.clear()
+        self._kernels.discard(obj)
 
     def close(self) -> None:
-        """Wait, then destroy every buffer kept for reuse, the pools, the device, the instance."""
+        """Wait, save the pipeline cache, destroy buffers, pools, the device, the instance."""
         if getattr(self, "_device", None) is None:
             return
-        self.synchronize()
+        try:
+            self.synchronize()
+        except Exception:  # noqa: BLE001 - closing a failed device still releases it
+            pass
+        self.save_pipeline_cache()
+        for loaded in list(self._kernels):
+            self.destroy(loaded)
         self.trim()
+        for buf in list(self._live.values()):
+            self._destroy_buffer(buf)
         dev = self._device
-        for fence, _ in self._spare:
-            vk.vkDestroyFence(dev, fence, None)
-        self._spare.clear()
+        self._close_commands()
         vk.vkDestroyPipelineCache(dev, self._pipeline_cache, None)
         vk.vkDestroyCommandPool(dev, self._command_pool, None)
         vk.vkDeviceWaitIdle(dev)
+        vk.vkDestroyDevice(dev, None)
+        vk.vkDestroyInstance(self._instance, None)
         self._device = None
