@@ -53,7 +53,6 @@ from accy.kernel import (
     Var,
 )
 from accy.passes.base import Pass, PassContext
-from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 from accy.passes.fusion import ROOT_OPS
 from accy.passes.kernel_exprs import (
     IDX,
@@ -64,6 +63,7 @@ from accy.passes.kernel_exprs import (
     elementwise_expr,
     identity,
 )
+from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 
 __all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
            "structural_fingerprint"]
