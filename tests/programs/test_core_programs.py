@@ -211,3 +211,16 @@ def test_overlapping_views_as_inputs(backend):
     m = one_function("views", [("f32", (7,))] * 2, lambda fb, p: [fb.sub(p[1], p[0])])
     x = f32(8)
     assert_close(accy.compile(m, backend=backend)(x[:-1], x[1:])[0], x[1:] - x[:-1])
+
+
+def test_pow_edge_cases_match_numpy(backend):
+    vals = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, np.inf, -np.inf,
+                     np.nan, 1e-3, 7.5], np.float32)
+    x, y = (a.ravel().copy() for a in np.meshgrid(vals, vals))
+    m = one_function("pw", [("f32", x.shape)] * 2, lambda fb, p: [fb.pow(p[0], p[1])])
+    got = accy.compile(m, backend=backend)(x, y)[0]
+    with np.errstate(all="ignore"):
+        want = np.power(x, y)
+    assert_close(got, want)
+    finite = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(want[finite]))

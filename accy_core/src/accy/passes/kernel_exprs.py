@@ -45,7 +45,8 @@ def _add_i(a: Expr | None, b: Expr) -> Expr:
 def check_size(n: int, what: str) -> None:
     if n > MAX_ELEMS:
         raise UnsupportedError(
-            f"{what}: {n} elements exceed the 2**31-1 elements one kernel indexes; split the tensor",
+            f"{what}: {n} elements exceed the 2**31-1 elements one kernel indexes; "
+            "split the tensor",
             feature="large-tensor",
         )
 
@@ -165,6 +166,39 @@ def _maxmin(cmp: str, iop: str) -> Callable[[Expr, Expr], Expr]:
     return f
 
 
+def _pow(x: Expr, y: Expr) -> Expr:
+    """IEEE 754 / C99 ``pow`` (numpy's semantics) from a ``pow`` trusted only for x > 0.
+
+    GPU math libraries (GLSL.std.450 ``Pow``, PTX approximations) leave x <= 0, NaN and
+    ±1 edge cases undefined; this wraps them so every backend agrees with numpy: x < 0 with
+    an integer y gives ±|x|^y (sign from y's parity), with a non-integer y NaN; pow(±0, y)
+    is ±0 or ±inf; pow(1, y) = pow(-1, ±inf) = 1; pow(x, ±0) = 1; other NaNs propagate.
+    """
+    d = x.dtype
+    zero, one = Const(0.0, d), Const(1.0, d)
+    inf, nan = Const(float("inf"), d), Const(float("nan"), d)
+    ax, ay = Unary("abs", x, d), Unary("abs", y, d)
+    mag = _bin("pow", ax, y)
+    y_int = _bin("eq", Unary("floor", y, d), y)
+    half = _bin("mul", y, Const(0.5, d))
+    y_odd = _bin("and", y_int, _bin("ne", Unary("floor", half, d), half))
+    x_zero = _bin("eq", x, zero)
+    neg_zero = _bin("and", x_zero, _bin("lt", _bin("div", one, x), zero))
+    x_signed = _bin("or", _bin("lt", x, zero), neg_zero)
+    flip = _bin("and", x_signed, y_odd)
+    r = Select(flip, Unary("neg", mag, d), mag, d)
+    finite_fraction = _bin("and", _bin("ne", ax, inf), Unary("not", y_int, "bool"))
+    bad_base = _bin("and", _bin("lt", x, zero), finite_fraction)
+    r = Select(bad_base, nan, r, d)
+    at_zero = Select(_bin("lt", y, zero), inf, zero, d)
+    r = Select(x_zero, Select(flip, Unary("neg", at_zero, d), at_zero, d), r, d)
+    r = Select(_bin("or", _bin("ne", x, x), _bin("ne", y, y)), nan, r, d)
+    minus_one_inf = _bin("and", _bin("eq", ax, one), _bin("eq", ay, inf))
+    unit = _bin("or", _bin("eq", x, one), minus_one_inf)
+    r = Select(unit, one, r, d)
+    return Select(_bin("eq", y, zero), one, r, d)
+
+
 def _sigmoid(x: Expr) -> Expr:
     one = Const(1.0, x.dtype)
     return _bin("div", one, _bin("add", one, Unary("exp", Unary("neg", x, x.dtype), x.dtype)))
@@ -181,7 +215,7 @@ _BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "arith.div": _div,
     "arith.max": _maxmin("gt", "max"),
     "arith.min": _maxmin("lt", "min"),
-    "arith.pow": lambda a, b: _bin("pow", a, b),
+    "arith.pow": lambda a, b: _pow(a, b),
     "arith.and": lambda a, b: _bin("and", a, b),
     "arith.or": lambda a, b: _bin("or", a, b),
     "arith.xor": lambda a, b: _bin("xor", a, b),
