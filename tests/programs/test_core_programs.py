@@ -224,3 +224,9 @@ def test_pow_edge_cases_match_numpy(backend):
     assert_close(got, want)
     finite = ~np.isnan(want)
     np.testing.assert_array_equal(np.signbit(got[finite]), np.signbit(want[finite]))
+
+
+def test_f64_sqrt_and_rsqrt_run_everywhere(backend):
+    m = one_function("s64", [("f64", (9,))], lambda fb, p: [fb.add(fb.sqrt(p[0]), fb.rsqrt(p[0]))])
+    x = np.abs(RNG.standard_normal(9)) + 0.1
+    assert_close(accy.compile(m, backend=backend)(x)[0], np.sqrt(x) + 1 / np.sqrt(x))

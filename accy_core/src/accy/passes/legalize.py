@@ -18,6 +18,9 @@ from accy.passes.base import Pass, PassContext
 
 __all__ = ["LegalizePass", "legalize"]
 
+#: ops needing 64-bit transcendental functions (sqrt/rsqrt are exact IEEE ops everywhere).
+_F64_MATH_OPS = frozenset({"math.exp", "math.log", "math.tanh", "math.sin", "math.cos",
+                           "math.sigmoid", "nn.gelu", "nn.softmax"})
 _DTYPE_BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
 
 
@@ -36,10 +39,11 @@ def legalize(module: Module, profile) -> None:
         for p in fn.params:
             _check_dtype(profile, p.type.dtype.value, f"@{fn.name} parameter {p.index}")
         for op in fn.walk():
-            where = f"'{op.name}' op in @{fn.name}" + (f" (at {op.location})" if op.location else "")
+            at = f" (at {op.location})" if op.location else ""
+            where = f"'{op.name}' op in @{fn.name}{at}"
             for r in op.results:
                 _check_dtype(profile, r.type.dtype.value, where)
-            if (op.name.startswith("math.") and op.results
+            if (op.name in _F64_MATH_OPS and op.results
                     and op.results[0].type.dtype.value == "f64"
                     and "f64_math" not in profile.features):
                 raise CapabilityError(
