@@ -84,9 +84,10 @@ def test_barrier_semantics_patched_to_workgroup_memory():
     assert fix_barriers(spirv) == spirv  # idempotent
 
 
-def test_atomics_use_device_scope_acq_rel():
+def test_atomics_use_device_scope_relaxed():
+    # relaxed: lavapipe ends an invocation at a non-relaxed atomic in a branch in a loop
     text = emit_llvm_ir(K.histogram(), VulkanTarget())
-    assert 'syncscope("device") acq_rel' in text
+    assert 'syncscope("device") monotonic' in text
 
 
 def test_null_to_const_keeps_valid_modules_valid():

@@ -1,10 +1,10 @@
-"""scatter_add.atomic vs numpy.add.at: dtypes, duplicates, axes, sizes."""
+"""scatter_add (atomic and sorted) vs numpy.add.at: dtypes, duplicates, axes, sizes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from accy.errors import UnsupportedError
+from accy.errors import CapabilityError, UnsupportedError
 from accy.kernels import IndexOutOfRangeError
 from accy.testing.reference import assert_close
 
@@ -39,6 +39,27 @@ def test_scatter_add_big(backend):
     vals = np.ones(BIG, np.int64)
     got = ak.scatter_add(np.zeros(1000, np.int64), idx, vals, backend=backend)
     np.testing.assert_array_equal(got, np.bincount(idx, minlength=1000))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_add_sorted_is_sequential_order(backend, dtype):
+    # the sorted variant sums each target in index-position order: bitwise numpy.add.at
+    dst = random_values(dtype, 4 * 13 * 3).reshape(4, 13, 3)
+    idx = np.random.default_rng(5).integers(-13, 13, 500)
+    vals = random_values(dtype, 4 * 500 * 3, seed=6).reshape(4, 500, 3)
+    got = ak.scatter_add(dst, idx, vals, axis=1, backend=backend, variant="sorted")
+    np.testing.assert_array_equal(got, ref.scatter_add(dst, idx, vals, axis=1))
+
+
+def test_scatter_add_atomic_refused_without_the_feature(backend):
+    from accy.plugins import open_backend
+
+    features = open_backend(backend).capabilities().features
+    if "float64_atomics" in features:
+        pytest.skip("capability: the backend has f64 atomic add")
+    with pytest.raises(CapabilityError, match="float64_atomics"):
+        ak.scatter_add(np.zeros(3), np.array([0]), np.ones(1), backend=backend,
+                       variant="atomic")
 
 
 def test_scatter_add_errors():

@@ -1,4 +1,4 @@
-"""segment_sum.atomic vs numpy.add.at into zeros."""
+"""segment_sum (atomic and sorted) vs numpy.add.at into zeros."""
 
 from __future__ import annotations
 
@@ -27,6 +27,14 @@ def test_segment_sum_rows(backend):
     vals = random_values("f64", 30).reshape(10, 3)
     ids = np.array([0, 0, 4, 4, 4, 1, 0, 2, 2, 4])
     assert_close(ak.segment_sum(vals, ids, 6, backend=backend), ref.segment_sum(vals, ids, 6))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64"])
+def test_segment_sum_sorted_is_sequential_order(backend, dtype):
+    vals = random_values(dtype, 3000).reshape(1000, 3)
+    ids = np.random.default_rng(7).integers(0, 17, 1000)
+    got = ak.segment_sum(vals, ids, 19, backend=backend, variant="sorted")
+    np.testing.assert_array_equal(got, ref.segment_sum(vals, ids, 19))
 
 
 def test_segment_sum_errors():

@@ -16,7 +16,8 @@ MALFORMED = ["mangled8.mtx", "bad_header.mtx"]
 COMPLEX = ["cha.mtx"]
 WELL_FORMED = sorted(p.name for p in MATRICES.glob("*.mtx")
                      if p.name not in MALFORMED + COMPLEX) if MATRICES.exists() else []
-VARIANTS = [("csr", None, {}), ("csr", "csr_vector", {}), ("coo", None, {}), ("ell", None, {}),
+VARIANTS = [("csr", None, {}), ("csr", "csr_vector", {}), ("coo", None, {}),
+            ("coo", "coo_rows", {}), ("ell", None, {}),
             ("sell", None, {}), ("sell", None, {"C": 8, "sigma": 1}),
             ("sell", None, {"C": 4, "sigma": 64})]
 RTOL = {np.float32: 1e-5, np.float64: 1e-12}
@@ -33,8 +34,8 @@ def _check(y, A, x, dtype):
 @pytest.mark.parametrize("name", WELL_FORMED)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("fmt,variant,options", VARIANTS,
-                         ids=["csr_scalar", "csr_vector", "coo", "ell", "sell", "sell-c8-s1",
-                              "sell-c4-s64"])
+                         ids=["csr_scalar", "csr_vector", "coo", "coo_rows", "ell", "sell",
+                              "sell-c8-s1", "sell-c4-s64"])
 def test_spmv_matrices(backend, name, dtype, fmt, variant, options):
     A = ak.read_matrix(MATRICES / name).astype(dtype)
     x = np.random.default_rng(0).standard_normal(A.shape[1]).astype(dtype)

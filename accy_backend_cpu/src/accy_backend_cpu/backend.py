@@ -103,7 +103,8 @@ class CpuBackend:
                 max_workgroup_size=1024,
                 subgroup_size=1,
                 shared_memory_bytes=65536,
-                features=frozenset({"f64", "i64", "f64_math", "float_atomics", "host_memory"}),
+                features=frozenset({"f64", "i64", "f64_math", "float_atomics", "float64_atomics",
+                                    "int64_atomics", "host_memory"}),
             )
         return self._caps
 

@@ -109,7 +109,8 @@ class CudaBackend:
                 shared = min(info.shared_memory_per_block_bytes, _STATIC_SHARED_BYTES)
                 warp = info.warp_size
             identity = f"{name}|sm_{t.sm}|driver {driver}|{codegen}"
-            features = {"f64", "i64", "float_atomics"} | ({"f64_math"} if t.libdevice else set())
+            features = {"f64", "i64", "float_atomics", "float64_atomics", "int64_atomics"}
+            features |= {"f64_math"} if t.libdevice else set()
             self._caps = Capabilities(
                 backend="cuda",
                 device_name=name,

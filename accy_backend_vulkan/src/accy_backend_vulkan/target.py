@@ -11,8 +11,9 @@ Pure: no device state, no ``vulkan`` import; every idiom comes from ``LLVM-TARGE
   larger than ``maxComputeWorkGroupCount`` can be split with ``vkCmdDispatchBase``.
 - Barriers: ``llvm.spv.group.memory.barrier.with.group.sync``; the emitted semantics lack
   the WorkgroupMemory bit and :func:`accy_backend_vulkan.toolchain.finish_spirv` patches them.
-- Atomics: ``atomicrmw`` with ``syncscope("device") acq_rel`` (default scope is CrossDevice,
-  relaxed ordering emits an invalid ``OpConstantNull``); no ``cmpxchg`` (LLVM 22 crashes).
+- Atomics: ``atomicrmw`` with ``syncscope("device") monotonic`` (default scope is CrossDevice;
+  the relaxed semantics' ``OpConstantNull`` is rewritten by ``toolchain.null_to_const``); no
+  ``cmpxchg`` (LLVM 22 crashes). Not ``acq_rel``: see :meth:`VulkanTarget.atomic_ordering`.
 - Middle end: the ``light`` pipeline (InstCombine/GVN break work-group arrays).
 - f64 ``exp``/``log``/``sin``/``cos``/``tanh``/``exp2``/``log2``/``pow``: GLSL.std.450 is
   32-bit only, so :meth:`VulkanTarget.legalize` refuses them (``CapabilityError``).
@@ -47,6 +48,9 @@ _THREAD_INTRINSICS = {
 }
 _MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i8"}
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
+#: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
+#: artifacts cached on disk by an older generator are not reused)
+CODEGEN_REVISION = "2"
 
 
 @dataclass(frozen=True)
@@ -135,10 +139,11 @@ class VulkanTarget(BaseTarget):
         self.features = frozenset(features)
 
     def fingerprint(self) -> str:
-        """Return a sha256 hex of (triple, features, LLVM version)."""
+        """Return a sha256 hex of (triple, features, LLVM version, codegen revision)."""
         import llvmlite.binding as llvm
 
-        parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info))
+        parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info),
+                 CODEGEN_REVISION)
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # checks -----------------------------------------------------------------------------
@@ -196,8 +201,17 @@ class VulkanTarget(BaseTarget):
 
     # code generation hooks --------------------------------------------------------------
     def atomic_ordering(self) -> str:
-        """Device scope, acquire-release (see the module docstring)."""
-        return 'syncscope("device") acq_rel'
+        """Device scope, relaxed.
+
+        lavapipe (Mesa 22.3.6) bug: an ``OpAtomic*`` with non-relaxed semantics (AcquireRelease,
+        Release or SequentiallyConsistent, no storage-class bits) inside a conditional inside
+        a loop ends the invocation after the first such atomic (nothing after it, in the loop
+        or after it, takes effect): ``spmv.coo``'s row-boundary flush returned all zeros.
+        Reproducer: ``for j < n: if j % 3 == 0: atomic_add(c[j], 1)`` then ``c[20] = n``.
+        The kernels' atomics are accumulations read after the launch (ordering between
+        launches comes from the queue), so relaxed ordering is all they need.
+        """
+        return 'syncscope("device") monotonic'
 
     def module_prelude(self, kernel: Kernel) -> list[str]:
         """Return the binding name strings, the push-constant block and the attributes."""

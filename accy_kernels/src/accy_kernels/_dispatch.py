@@ -9,7 +9,10 @@ from accy.kernels import Candidate, backend_object, resolve, variant_runs_on
 
 from accy_kernels._families import FAMILIES
 
-__all__ = ["call", "require_float_atomics"]
+__all__ = ["atomic_feature", "call", "has_atomic_add", "pick_atomic", "require_atomic_add"]
+
+#: the backend feature an atomic add of each dtype needs (i32 atomics are universal)
+ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int64_atomics"}
 
 _BY_NAME = {f.name: f for f in FAMILIES}
 
@@ -36,15 +39,34 @@ def call(family: str, variant: str | None, backend: Any, candidate: Candidate | 
     return resolve(var.run)(be, candidate, **kwargs)
 
 
-def require_float_atomics(family: str, dtype: str, backend: Any) -> None:
-    """Refuse float atomics on a backend without the ``float_atomics`` feature.
+def atomic_feature(dtype: str) -> str | None:
+    """Return the feature an atomic add on ``dtype`` needs (None: every backend has it)."""
+    return ATOMIC_FEATURES.get(dtype)
+
+
+def has_atomic_add(backend: Any, dtype: str) -> bool:
+    """Whether ``backend`` offers atomic add on ``dtype`` (capability, never its name)."""
+    need = atomic_feature(dtype)
+    return need is None or need in backend_object(backend).capabilities().features
+
+
+def pick_atomic(backend: Any, dtype: str, atomic: str = "atomic",
+                fallback: str = "sorted") -> str:
+    """Return the default variant: ``atomic`` where the backend has atomic add on ``dtype``,
+    else ``fallback`` (a variant that needs no atomics)."""
+    return atomic if has_atomic_add(backend, dtype) else fallback
+
+
+def require_atomic_add(family: str, variant: str, dtype: str, backend: Any) -> None:
+    """Refuse an explicitly chosen atomic variant on a backend without atomic add on ``dtype``.
 
     Raises:
-        CapabilityError: ``dtype`` is a float and the backend has no float atomics.
+        CapabilityError: names the missing feature and the variant that needs none.
     """
     be = backend_object(backend)
-    if dtype in ("f32", "f64") and "float_atomics" not in be.capabilities().features:
+    if not has_atomic_add(be, dtype):
+        need = atomic_feature(dtype)
         raise CapabilityError(
-            f"{family}: {dtype} accumulation needs float atomics, which backend {be.name!r} "
-            f"lacks; use integer values or another backend",
-            feature="float_atomics", backend=be.name)
+            f"{family}.{variant}: {dtype} accumulation needs {need}, which backend {be.name!r} "
+            f"lacks; use variant 'sorted' (no atomics) or leave the variant unset",
+            feature=need or "", backend=be.name)

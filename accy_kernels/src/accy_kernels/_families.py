@@ -63,6 +63,10 @@ FAMILIES = [
                          _in("values", ADDABLE, "broadcastable to (*pre, *idx, *post)"),
                          _opt("axis", "axis of dst"), _out("out", ADDABLE, "dst.shape")],
          [Variant("atomic", f"{P}.scatter_add_atomic:run", "one atomic add per value element",
+                  WG, dtypes=ADDABLE),
+          Variant("sorted", f"{P}.scatter_add_sorted:run",
+                  "stable radix sort of the indices, then one work-item per output summing its "
+                  "run (binary search) in position order: no atomics, deterministic",
                   WG, dtypes=ADDABLE)],
          "numpy.add.at on a copy of dst"),
     _fam("segment_sum", [_in("values", ADDABLE, "(n, *inner)"),
@@ -70,7 +74,10 @@ FAMILIES = [
                          _opt("num_segments", "number of segments (elements)"),
                          _out("out", ADDABLE, "(num_segments, *inner)")],
          [Variant("atomic", f"{P}.segment_sum_atomic:run", "atomic adds into zeros", WG,
-                  dtypes=ADDABLE)],
+                  dtypes=ADDABLE),
+          Variant("sorted", f"{P}.segment_sum_sorted:run",
+                  "stable radix sort of the ids, then one work-item per output summing its run "
+                  "in position order: no atomics, deterministic", WG, dtypes=ADDABLE)],
          "unsorted segment sum"),
     _fam("scan", [_in("x", ADDABLE, "(n,)"), _opt("inclusive", "inclusive (cumsum) or exclusive"),
                   _out("out", ADDABLE, "(n,)")],
@@ -106,6 +113,9 @@ FAMILIES = [
                   "segmented sum over nnz tiles, atomic add at row boundaries",
                   tuple(Candidate(64, ipt) for ipt in (256, 1024, 64)), dtypes=FLOATS,
                   requires=("float_atomics",)),
+          Variant("coo_rows", f"{P}.spmv_coo:run_rows",
+                  "row-sorted COO, one work-item per row summing its run (binary search on the "
+                  "rows): no atomics, deterministic", WG, dtypes=FLOATS),
           Variant("ell", f"{P}.spmv_ell:run",
                   "column-major ELLPACK, rows longer than the width spill into a COO tail",
                   WG, dtypes=FLOATS),

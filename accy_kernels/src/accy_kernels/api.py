@@ -18,7 +18,7 @@ from accy.kernels import (
 )
 
 from accy_kernels._common import MAX_ELEMS, VALUE_DTYPES
-from accy_kernels._dispatch import call, require_float_atomics
+from accy_kernels._dispatch import call, pick_atomic, require_atomic_add
 
 __all__ = ["argsort", "filter", "gather", "scan", "scatter", "scatter_add", "segment_sum",
            "sort", "sort_pairs"]
@@ -37,6 +37,16 @@ def _axis_array(arr: np.ndarray, axis: int, family: str) -> tuple[np.ndarray, in
     if arr.ndim == 0:
         raise InputError(f"{family}: expected an array with at least 1 dimension, got a scalar")
     return arr, normalize_axis(axis, arr.ndim, family)
+
+
+def _atomic_variant(family: str, variant: str | None, dtype: str, backend: Backend) -> str:
+    """The variant to run: by capability when unset (``atomic`` where the backend has atomic
+    add on ``dtype``, else ``sorted``); an explicit ``atomic`` is refused before launch when
+    the backend lacks it."""
+    name = variant or pick_atomic(backend, dtype)
+    if name.split(".")[-1] == "atomic":
+        require_atomic_add(family, "atomic", dtype, backend)
+    return name
 
 
 def gather(src: Any, indices: Any, axis: int = 0, mode: str = "raise", *,
@@ -131,7 +141,10 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
 
     Raises:
         IndexOutOfRangeError: an index is out of range. UnsupportedError: unsupported dtype.
-        CapabilityError: float values on a backend without float atomics.
+        CapabilityError: ``variant="atomic"`` on a backend without atomic add on the dtype
+            (``float_atomics`` for f32, ``float64_atomics``, ``int64_atomics``). With the
+            variant unset, such a backend runs ``sorted`` (no atomics, deterministic: each
+            target sums its values in index-position order, as ``numpy.add.at``).
     """
     dst, axis = _axis_array(as_array(dst, "scatter_add dst"), axis, "scatter_add")
     indices = as_array(indices, "scatter_add indices")
@@ -139,7 +152,7 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
     idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise")
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
     _check_size(max(dst.size, vals.size), "scatter_add")
-    require_float_atomics("scatter_add", dtype, backend)
+    variant = _atomic_variant("scatter_add", variant, dtype, backend)
     return call("scatter_add", variant, backend, candidate, dst=dst, indices=indices,
                 values=vals, axis=axis, dtype=dtype, index_dtype=idt)
 
@@ -160,6 +173,8 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
     Raises:
         IndexOutOfRangeError: an id is negative or ``>= num_segments`` (before launch).
         InputError: shapes disagree. UnsupportedError: unsupported dtype.
+        CapabilityError: ``variant="atomic"`` on a backend without atomic add on the dtype
+            (the unset variant then runs ``sorted``, as :func:`scatter_add`).
     """
     values = as_array(values, "segment_sum values")
     ids = as_array(segment_ids, "segment_sum segment_ids")
@@ -177,7 +192,7 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
             f"segment_sum: segment id {int(ids[pos])} at position {pos} is negative; ids must "
             f"be in [0, {num_segments})", pos, int(ids[pos]), num_segments)
     _check_size(values.size, "segment_sum")
-    require_float_atomics("segment_sum", dtype, backend)
+    variant = _atomic_variant("segment_sum", variant, dtype, backend)
     return call("segment_sum", variant, backend, candidate, values=values, segment_ids=ids,
                 num_segments=num_segments, dtype=dtype, index_dtype=idt)
 

@@ -90,7 +90,10 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
         A: scipy.sparse matrix (any format; converted on the host) or dense 2-D array,
             shape ``(n_rows, n_cols)``, real values.
         x: ``(n_cols,)`` float32 | float64.
-        format: ``"csr"`` (variants ``csr_scalar`` default, ``csr_vector``), ``"coo"``,
+        format: ``"csr"`` (variants ``csr_scalar`` default, ``csr_vector``), ``"coo"``
+            (``coo``: segmented atomic adds; ``coo_rows``: per-row sums, no atomics,
+            deterministic; the default is ``coo`` where the backend has atomic add on the
+            dtype, else ``coo_rows``),
             ``"ell"`` (option ``width``: rows longer spill into a COO tail), ``"sell"``
             (options ``C`` rows per slice, ``sigma`` sorting window in rows).
 
@@ -109,10 +112,14 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
     if x.shape != (A.shape[1],):
         raise InputError(f"spmv: x must have shape ({A.shape[1]},) for A of shape "
                          f"{list(A.shape)}, got {list(x.shape)}")
+    kdt = "f32" if dt == np.float32 else "f64"
     name = variant or FORMATS[format]
+    if variant is None and format == "coo":  # by capability: atomic adds or per-row sums
+        from accy_kernels._dispatch import pick_atomic
+
+        name = pick_atomic(backend, kdt, "coo", "coo_rows")
     if not name.startswith(format.replace("sell", "sell")):
         raise InputError(f"spmv: variant {name!r} does not belong to format {format!r}")
-    kdt = "f32" if dt == np.float32 else "f64"
     return call("spmv", name, backend, candidate, A=A, x=x.astype(dt, copy=False), dtype=kdt,
                 options=options)
 

@@ -4,8 +4,14 @@ Entries are sorted by row on the host (row-major COO). Work-item ``t`` walks ent
 ``[t * chunk, (t + 1) * chunk)`` accumulating ``data[j] * x[cols[j]]`` while the row stays
 the same and flushes the running sum with one atomic add to ``y[row]`` at every row change
 and at the tile end (the segmented-reduction COO kernel of Bell & Garland, SC'09, with
-atomics at segment boundaries). ``y`` is zero-filled first; needs ``float_atomics``. The
-ELL variant reuses :func:`add_coo` for its overflow tail.
+atomics at segment boundaries). ``y`` is zero-filled first; needs atomic add on the dtype
+(``float_atomics`` for f32, ``float64_atomics`` for f64).
+
+``spmv.coo_rows`` needs no atomics: one work-item per row finds the row's run of entries by
+binary search on the sorted row array and sums ``data[j] * x[cols[j]]`` in entry order (the
+CSR column order), so results are deterministic on every backend. The ELL variant reuses
+:func:`add_coo` for its overflow tail, which picks the atomic kernel where the backend has
+atomic add on the dtype and the row kernel elsewhere.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from accy.kernel import KernelBuilder, where
 from accy.kernels import Candidate, Plan, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
+from accy_kernels._dispatch import has_atomic_add
 from accy_kernels.sparse_api import csr_arrays
 
-__all__ = ["add_coo", "coo_kernel", "run"]
+__all__ = ["add_coo", "coo_kernel", "rows_kernel", "run", "run_rows"]
 
 WORKGROUP = 64
 
@@ -52,11 +59,47 @@ def coo_kernel(dtype: str):
     return kb.build()
 
 
+@functools.cache
+def rows_kernel(dtype: str, workgroup_size: int = 256):
+    """Buffers (y readwrite, rows: i32 ascending, cols: i32, data, x); scalars n_rows, nnz,
+    steps (i32). ``y[r] += sum(data[j] * x[cols[j]])`` over the run of ``r`` in order."""
+    from accy_kernels.scatter_add_sorted import lower_bound
+
+    kb = KernelBuilder(f"spmv_coo_rows_{dtype}_wg{workgroup_size}", workgroup_size)
+    y = kb.buffer("y", dtype, "readwrite")
+    rows, cols = kb.buffer("rows", "i32", "read"), kb.buffer("cols", "i32", "read")
+    data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
+    n_rows, nnz, steps = kb.scalar("n_rows", "i32"), kb.scalar("nnz", "i32"), kb.scalar(
+        "steps", "i32")
+    r = kb.global_id()
+    with kb.if_(r < n_rows):
+        lo = lower_bound(kb, rows, nnz, steps, r, "lo")
+        hi = lower_bound(kb, rows, nnz, steps, r + 1, "hi")
+        with kb.if_(lo < hi):
+            acc = kb.let("acc", kb.const(0, dtype))
+            with kb.for_("j", lo, hi) as j:
+                kb.assign(acc, acc + data[j] * x[cols[j]])
+            kb.store(y, r, y[r] + acc)
+    return kb.build()
+
+
 def add_coo(plan: Plan, backend, y: Slot, rows: np.ndarray, cols: np.ndarray, data: np.ndarray,
-            x: Slot, dtype: str, chunk: int) -> None:
-    """Append the COO accumulation ``y[rows] += data * x[cols]`` (``y`` already written)."""
+            x: Slot, dtype: str, chunk: int, n_rows: int | None = None,
+            atomics: bool | None = None) -> None:
+    """Append the COO accumulation ``y[rows] += data * x[cols]`` (``y`` already written,
+    ``rows`` ascending). ``atomics`` (default: whether the backend has atomic add on
+    ``dtype``) selects the segmented atomic kernel or the per-row kernel (needs ``n_rows``).
+    """
     nnz = rows.size
     if nnz == 0:
+        return
+    if atomics is None:
+        atomics = has_atomic_add(backend, dtype)
+    if not atomics:
+        n_rows = int(rows[-1]) + 1 if n_rows is None else n_rows
+        slots = [plan.param(rows, "i32"), plan.param(cols, "i32"), plan.param(data, dtype)]
+        plan.launch(rows_kernel(dtype), groups_for(n_rows, 256), [y, *slots, x],
+                    [("i32", n_rows), ("i32", nnz), ("i32", nnz.bit_length() + 1)])
         return
     tiles = ceil_div(nnz, chunk)
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
@@ -65,8 +108,17 @@ def add_coo(plan: Plan, backend, y: Slot, rows: np.ndarray, cols: np.ndarray, da
                 [("i32", nnz), ("i32", chunk), ("i32", stride), ("i32", tiles)])
 
 
-def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
-    """Return ``A @ x`` through row-sorted COO."""
+def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None,
+        atomics: bool = True) -> np.ndarray:
+    """Return ``A @ x`` through row-sorted COO (segmented atomic kernel).
+
+    Raises:
+        CapabilityError: the backend has no atomic add on ``dtype`` (before launch).
+    """
+    if atomics:
+        from accy_kernels._dispatch import require_atomic_add
+
+        require_atomic_add("spmv", "coo", dtype, backend)
     indptr, cols, data = csr_arrays(A, x.dtype)
     n_rows = A.shape[0]
     rows = np.repeat(np.arange(n_rows, dtype=np.int32), np.diff(indptr))
@@ -74,6 +126,13 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     xs = plan.param(x, dtype)
     plan.launch(fill_kernel(dtype), groups_for(n_rows, 256), [y], [("i32", n_rows), (dtype, 0)])
-    add_coo(plan, backend, y, rows, cols, data, xs, dtype, max(candidate.items_per_thread, 1))
+    add_coo(plan, backend, y, rows, cols, data, xs, dtype, max(candidate.items_per_thread, 1),
+            n_rows, atomics)
     (result,) = plan.run(backend)
     return result
+
+
+def run_rows(backend, candidate: Candidate, A, x: np.ndarray, dtype: str,
+             options=None) -> np.ndarray:
+    """Return ``A @ x`` through row-sorted COO, one work-item per row (no atomics)."""
+    return run(backend, candidate, A, x, dtype, options, atomics=False)

@@ -84,6 +84,6 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     c, v = plan.param(ell_cols, "i32"), plan.param(ell_vals, dtype)
     plan.launch(ell_kernel(dtype, wg), groups_for(n_rows, wg), [y, c, v, xs],
                 [("i32", n_rows), ("i32", width)])
-    add_coo(plan, backend, y, t_rows, t_cols, t_vals, xs, dtype, 256)
+    add_coo(plan, backend, y, t_rows, t_cols, t_vals, xs, dtype, 256, n_rows)
     (result,) = plan.run(backend)
     return result

@@ -34,8 +34,13 @@ __all__ = [
 API_VERSION = 1
 """Version of this protocol; a backend descriptor states the one it implements."""
 
-FEATURES = frozenset({"f64", "i64", "float_atomics", "subgroups", "f64_math", "host_memory"})
-"""Feature names a backend may list in :attr:`Capabilities.features`."""
+FEATURES = frozenset({"f64", "i64", "float_atomics", "subgroups", "f64_math", "host_memory",
+                      "float64_atomics", "int64_atomics"})
+"""Feature names a backend may list in :attr:`Capabilities.features`.
+
+``float_atomics`` is atomic add on f32; ``float64_atomics`` and ``int64_atomics`` are atomic
+add on f64 and i64 (separate device features, e.g. Vulkan's shaderBufferFloat64AtomicAdd).
+"""
 
 _ALTERNATIVES = {
     "f64": "cast to f32 first",
@@ -44,6 +49,8 @@ _ALTERNATIVES = {
     "bool": "cast to i32 first",
     "f64_math": "compute the math function in f32",
     "float_atomics": "use a reduction without float atomics",
+    "float64_atomics": "use a reduction without f64 atomics",
+    "int64_atomics": "use a reduction without 64-bit integer atomics",
     "subgroups": "use a variant without subgroup operations",
     "host_memory": "copy through device buffers instead",
 }

@@ -72,7 +72,8 @@ class RecordingBackend:
     """
 
     DTYPES = frozenset(_NUMPY_DTYPES)
-    FEATURES = frozenset({"f64", "i64", "float_atomics", "subgroups", "f64_math"})
+    FEATURES = frozenset({"f64", "i64", "float_atomics", "float64_atomics", "int64_atomics",
+                          "subgroups", "f64_math"})
 
     def __init__(self, name: str = "recording", *, host_memory: bool = False,
                  interpret: bool = True) -> None:

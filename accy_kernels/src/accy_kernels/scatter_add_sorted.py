@@ -1,0 +1,112 @@
+"""``scatter_add.sorted``: ``numpy.add.at`` without atomics, deterministic on every backend.
+
+The indices (normalized to ``[0, n)`` on the host) are sorted stably on the device with the
+radix ``sort_pairs`` family, carrying their positions along. Then one work-item per output
+element ``(o, t, k)`` finds the run of sorted keys equal to ``t`` by two binary searches
+(lower bounds of ``t`` and ``t + 1``) and adds ``values[o, position, k]`` for the positions of
+that run in increasing order, starting from ``dst[o, t, k]`` (or 0).
+
+Summation order: exactly ``numpy.add.at``'s, i.e. ``((dst + v[p0]) + v[p1]) + ...`` over the
+positions ``p0 < p1 < ...`` holding ``t``, so float results are bitwise reproducible and equal
+to the sequential reference. Needs no atomics at all, so it serves backends without float
+(or 64-bit) atomics; the default variant is chosen by capability (see ``_dispatch``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from accy.kernel import E, KernelBuilder, where
+from accy.kernels import Candidate, Plan
+
+from accy_kernels._common import groups_for
+
+__all__ = ["lower_bound", "run", "sorted_add_kernel", "sorted_keys"]
+
+
+def lower_bound(kb: KernelBuilder, keys: E, count: E, steps: E, value: E, name: str) -> E:
+    """Return (as a new variable) the first position ``p < count`` with ``keys[p] >= value``
+    (``count`` when none) in ascending ``keys`` (i32); ``steps >= bit_length(count) + 1``.
+
+    The search is a fixed-trip loop of selects (no data-dependent exit), and it only reads
+    ``keys[mid]`` for ``lo <= mid < hi <= count``; inactive steps read ``keys[0]``, so the
+    buffer must hold at least one element.
+    """
+    lo = kb.let(f"{name}_lo", kb.const(0, "i32"))
+    hi = kb.let(f"{name}_hi", count)
+    with kb.for_(f"{name}_step", 0, steps):
+        active = lo < hi
+        mid = kb.let(f"{name}_mid", where(active, (lo + hi) / 2, kb.const(0, "i32")))
+        less = kb.let(f"{name}_less", keys[mid] < value)
+        kb.assign(lo, where(active & less, mid + 1, lo))
+        kb.assign(hi, where(active & ~less, mid, hi))
+    return lo
+
+
+@functools.cache
+def sorted_add_kernel(dtype: str, has_dst: bool, workgroup_size: int):
+    """Buffers (out write, [dst read,] values read, skeys i32, order i32); scalars total, n,
+    inner, m, steps (i32)."""
+    kb = KernelBuilder(f"scatter_add_sorted_{dtype}_{int(has_dst)}_wg{workgroup_size}",
+                       workgroup_size)
+    out = kb.buffer("out", dtype, "write")
+    dst = kb.buffer("dst", dtype, "read") if has_dst else None
+    values = kb.buffer("values", dtype, "read")
+    skeys, order = kb.buffer("skeys", "i32", "read"), kb.buffer("order", "i32", "read")
+    total, n, inner = kb.scalar("total", "i32"), kb.scalar("n", "i32"), kb.scalar("inner", "i32")
+    m, steps = kb.scalar("m", "i32"), kb.scalar("steps", "i32")
+    g = kb.global_id()
+    with kb.if_(g < total):
+        ni = n * inner
+        o = kb.let("o", g / ni)
+        r = kb.let("r", g % ni)
+        t = kb.let("t", r / inner)
+        k = kb.let("k", r % inner)
+        lo = lower_bound(kb, skeys, m, steps, t, "lo")
+        hi = lower_bound(kb, skeys, m, steps, t + 1, "hi")
+        acc = kb.let("acc", dst[g] if dst is not None else kb.const(0, dtype))
+        base = kb.let("base", o * m)
+        with kb.for_("p", lo, hi) as p:
+            kb.assign(acc, acc + values[(base + order[p]) * inner + k])
+        kb.store(out, g, acc)
+    return kb.build()
+
+
+def sorted_keys(backend, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(keys sorted stably, their positions)`` (both int32) via ``sort_pairs``."""
+    from accy_kernels._families import _SORT_VARIANT
+    from accy_kernels.sort_radix import run as radix_run
+
+    positions = np.arange(keys.size, dtype=np.int32)
+    skeys, order = radix_run(backend, _SORT_VARIANT.candidates[0], keys.astype(np.int32),
+                             positions, "i32", False, "pairs")
+    return skeys.astype(np.int32, copy=False), order.astype(np.int32, copy=False)
+
+
+def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,
+        values: np.ndarray, axis: int, dtype: str, index_dtype: str,
+        shape: tuple[int, ...] | None = None, mode: str = "raise") -> np.ndarray:
+    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums."""
+    shape = dst.shape if dst is not None else tuple(shape or ())
+    size = int(np.prod(shape, dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    n, m = shape[axis], indices.size
+    np_dtype = values.dtype
+    if size == 0 or m == 0:
+        return dst.copy() if dst is not None else np.zeros(shape, np_dtype)
+    idx = indices.reshape(-1).astype(np.int64)
+    idx = np.where(idx < 0, idx + n, idx)  # range-checked by the API before
+    skeys, order = sorted_keys(backend, idx)
+    wg = candidate.workgroup_size
+    plan = Plan("scatter_add.sorted")
+    out = plan.output(dtype, size)
+    slots = [out]
+    if dst is not None:
+        slots.append(plan.param(dst, dtype))
+    slots += [plan.param(values, dtype), plan.param(skeys, "i32"), plan.param(order, "i32")]
+    plan.launch(sorted_add_kernel(dtype, dst is not None, wg), groups_for(size, wg), slots,
+                [("i32", size), ("i32", n), ("i32", inner), ("i32", m),
+                 ("i32", m.bit_length() + 1)])
+    (result,) = plan.run(backend)
+    return result.reshape(shape)
