@@ -126,3 +126,15 @@ def test_missing_device_features_are_refused():
         emit_llvm_ir(K.unary_f("sqrt", "f64"), target)
     with pytest.raises(CapabilityError, match="atomic add on f32"):
         emit_llvm_ir(K.histogram("f32"), target)
+
+
+def test_sign_extension_avoids_sconvert():
+    # lavapipe miscompares OpSConvert results with small constants (sext(x) < 0 is false)
+    from accy.kernel import KernelBuilder, where
+
+    kb = KernelBuilder("widen_compare", 64)
+    out, x = kb.buffer("out", "i32", "write"), kb.buffer("x", "i32", "read")
+    g = kb.global_id()
+    kb.store(out, g, where(x[g].cast("i64") < 0, kb.const(1, "i32"), kb.const(0, "i32")))
+    text = emit_llvm_ir(kb.build(), VulkanTarget())
+    assert "ashr i64" in text  # the cast; index widening (sext + trunc) folds away

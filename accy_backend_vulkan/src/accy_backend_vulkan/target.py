@@ -14,6 +14,8 @@ Pure: no device state, no ``vulkan`` import; every idiom comes from ``LLVM-TARGE
 - Atomics: ``atomicrmw`` with ``syncscope("device") monotonic`` (default scope is CrossDevice;
   the relaxed semantics' ``OpConstantNull`` is rewritten by ``toolchain.null_to_const``); no
   ``cmpxchg`` (LLVM 22 crashes). Not ``acq_rel``: see :meth:`VulkanTarget.atomic_ordering`.
+- Sign extension is emitted as shifts (a lavapipe bug miscompares ``OpSConvert`` results,
+  see :meth:`VulkanTarget.sign_extend`).
 - Middle end: the ``light`` pipeline (InstCombine/GVN break work-group arrays).
 - f64 ``exp``/``log``/``sin``/``cos``/``tanh``/``exp2``/``log2``/``pow``: GLSL.std.450 is
   32-bit only, so :meth:`VulkanTarget.legalize` refuses them (``CapabilityError``).
@@ -50,7 +52,7 @@ _MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "2"
+CODEGEN_REVISION = "3"
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,21 @@ class VulkanTarget(BaseTarget):
         launches comes from the queue), so relaxed ordering is all they need.
         """
         return 'syncscope("device") monotonic'
+
+    def sign_extend(self, em: FunctionEmitter, x: str, source_type: str, type_: str) -> str:
+        """Sign-extend as ``ashr(shl(zext x, k), k)`` instead of ``sext`` (``OpSConvert``).
+
+        lavapipe (Mesa 22.3.6) bug: an ordered compare of an ``OpSConvert`` i32->i64 result
+        with a constant that fits in 32 bits gives a constant (``sext(x) < 0`` always false,
+        ``sext(x) > 0`` always true; ``==`` and compares of two converted values are right),
+        so ``gather(mode="raise")`` with int32 indices dropped negative indices. Reproducer:
+        ``out[i] = select(i64(x[i]) < 0, 1, 0)`` on an i32 buffer. The SPIR-V is valid.
+        """
+        bits = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}
+        shift = bits[type_] - bits[source_type]
+        wide = em.value(f"zext {source_type} {x} to {type_}")
+        high = em.value(f"shl {type_} {wide}, {shift}")
+        return em.value(f"ashr {type_} {high}, {shift}")
 
     def module_prelude(self, kernel: Kernel) -> list[str]:
         """Return the binding name strings, the push-constant block and the attributes."""

@@ -129,5 +129,6 @@ def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
         return em.value(f"{conv} {ts} {x} to {td}")
     if _BITS[source] > _BITS[dtype]:
         return em.value(f"trunc {ts} {x} to {td}")
-    ext = "zext" if source in ("u32", "bool") else "sext"
-    return em.value(f"{ext} {ts} {x} to {td}")
+    if source in ("u32", "bool"):
+        return em.value(f"zext {ts} {x} to {td}")
+    return em.target.sign_extend(em, x, ts, td)

@@ -93,6 +93,10 @@ class TargetDescription(Protocol):
         """Return module-level lines (globals, metadata) the target needs first."""
         ...
 
+    def sign_extend(self, em: FunctionEmitter, x: str, source_type: str, type_: str) -> str:
+        """Emit the sign extension of ``x`` (LLVM ``source_type`` to ``type_``); return it."""
+        ...
+
     # SIMT targets only -----------------------------------------------------------------
     def entry_definition(self, kernel: Kernel) -> str:
         """Return the ``define ... {`` line of the SIMT entry point (buffers ``%b<i>``,
@@ -139,6 +143,10 @@ class BaseTarget:
     def module_prelude(self, kernel: Kernel) -> list[str]:
         """No extra module lines."""
         return []
+
+    def sign_extend(self, em: FunctionEmitter, x: str, source_type: str, type_: str) -> str:
+        """``sext``."""
+        return em.value(f"sext {source_type} {x} to {type_}")
 
     def entry_definition(self, kernel: Kernel) -> str:
         """SIMT targets must override this."""
