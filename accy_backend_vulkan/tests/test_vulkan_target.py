@@ -51,7 +51,7 @@ def instructions(spirv):
 def test_ir_uses_unique_binding_names_and_push_constants():
     text = emit_llvm_ir(K.scale(), VulkanTarget())
     assert 'c"accy.b0.y\\00"' in text and 'c"accy.b1.x\\00"' in text
-    assert "addrspace(13) global { i32, double, i32, i32, i32 }" in text
+    assert "addrspace(13) global { i32, i32, double, i32, i32, i32 }" in text  # padded
     assert '"hlsl.numthreads"="64,1,1"' in text
     assert "cmpxchg" not in text
 
@@ -138,3 +138,21 @@ def test_sign_extension_avoids_sconvert():
     kb.store(out, g, where(x[g].cast("i64") < 0, kb.const(1, "i32"), kb.const(0, "i32")))
     text = emit_llvm_ir(kb.build(), VulkanTarget())
     assert "ashr i64" in text  # the cast; index widening (sext + trunc) folds away
+
+
+def test_push_block_pads_an_i64_after_an_odd_number_of_words():
+    from accy.kernel import KernelBuilder
+
+    kb = KernelBuilder("fill_after_odd", 64)
+    out = kb.buffer("out", "i64", "write")
+    n, value = kb.scalar("n", "i32"), kb.scalar("value", "i64")
+    g = kb.global_id()
+    with kb.if_(g < n):
+        kb.store(out, g, value)
+    kernel = kb.build()
+    fields, size = push_layout(kernel)
+    assert [f.offset_bytes for f in fields] == [0, 8, 16] and size == 24
+    assert "{ i32, i32, i64, i32 }" in emit_llvm_ir(kernel, VulkanTarget())
+    _, spirv = spirv_of(kernel)  # spirv-val (when installed) checks the Offset decorations
+    if shutil.which("spirv-val"):
+        assert validate(spirv, kernel.name)

@@ -6,7 +6,8 @@ Pure: no device state, no ``vulkan`` import; every idiom comes from ``LLVM-TARGE
 - Buffer ``i`` is a storage buffer at set 0, binding ``i``: a ``spirv.VulkanBuffer`` handle
   from ``llvm.spv.resource.handlefrombinding`` whose name string is unique per binding (two
   equal names silently merge two bindings), elements through ``llvm.spv.resource.getpointer``.
-- Scalars live in one push-constant block (``addrspace(13)``), see :func:`push_layout`;
+- Scalars live in one push-constant block (``addrspace(13)``), see :func:`push_layout`
+  (natural alignment, explicit ``i32`` padding members in the LLVM struct);
   ``bool`` travels as ``i32``. Its last field is the total work-group count, so a launch
   larger than ``maxComputeWorkGroupCount`` can be split with ``vkCmdDispatchBase``.
 - Barriers: ``llvm.spv.group.memory.barrier.with.group.sync``; the emitted semantics lack
@@ -52,7 +53,7 @@ _MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "3"
+CODEGEN_REVISION = "4"
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,29 @@ def push_layout(kernel: Kernel) -> tuple[list[PushField], int]:
     return fields, (offset + 7) // 8 * 8
 
 
-def _push_struct(kernel: Kernel) -> str:
+def _push_members(kernel: Kernel) -> tuple[str, list[int]]:
+    """Return the LLVM struct of the push block and the member index of each field.
+
+    Padding is explicit (``i32`` members): the module has no data layout, and LLVM's default
+    one aligns ``i64``/``double`` to 4 bytes, which puts an i64 after an odd number of
+    4-byte scalars at offset 4 (mod 8) and fails spirv-val's push-constant layout rules.
+    """
     fields, _ = push_layout(kernel)
-    return "{ " + ", ".join(f.llvm_type for f in fields) + " }"
+    members: list[str] = []
+    index: list[int] = []
+    offset = 0
+    for f in fields:
+        while offset < f.offset_bytes:
+            members.append("i32")
+            offset += 4
+        index.append(len(members))
+        members.append(f.llvm_type)
+        offset += 8 if f.llvm_type in ("i64", "double") else 4
+    return "{ " + ", ".join(members) + " }", index
+
+
+def _push_struct(kernel: Kernel) -> str:
+    return _push_members(kernel)[0]
 
 
 def _needs_push(kernel: Kernel) -> bool:
@@ -275,12 +296,12 @@ class VulkanTarget(BaseTarget):
             )
             em.buffer_values[b.name] = f"%b{i}"
         fields, _ = push_layout(kernel)
-        struct = _push_struct(kernel)
+        struct, member = _push_members(kernel)
         for i, f in enumerate(fields[:-1]):
             raw = f"%s{i}.raw" if f.dtype == "bool" else f"%s{i}"
             lines += [
                 f"  %s{i}.p = getelementptr inbounds {struct}, ptr addrspace(13) "
-                f"@accy.push, i32 0, i32 {i}",
+                f"@accy.push, i32 0, i32 {member[i]}",
                 f"  {raw} = load {f.llvm_type}, ptr addrspace(13) %s{i}.p, align 4",
             ]
             if f.dtype == "bool":
@@ -302,10 +323,10 @@ class VulkanTarget(BaseTarget):
         """Read GlobalInvocationId/LocalInvocationId/WorkgroupId x; ``num_groups`` comes
         from the push-constant block (a split dispatch would see only its own part)."""
         if kind == "num_groups":
-            kernel = em.kernel
+            struct, member = _push_members(em.kernel)
             p = em.value(
-                f"getelementptr inbounds {_push_struct(kernel)}, ptr addrspace(13) @accy.push, "
-                f"i32 0, i32 {len(kernel.scalars)}"
+                f"getelementptr inbounds {struct}, ptr addrspace(13) @accy.push, "
+                f"i32 0, i32 {member[-1]}"
             )
             return em.value(f"load i32, ptr addrspace(13) {p}, align 4")
         return em.call(_THREAD_INTRINSICS[kind], "i32", [("i32", "0")])
