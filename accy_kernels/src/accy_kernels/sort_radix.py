@@ -25,10 +25,11 @@ widened to int64 by the last pass.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 from accy.kernel import E, KernelBuilder, where
-from accy.kernels import Candidate, Plan, tile_geometry
+from accy.kernels import Candidate, Plan, host_like, tile_geometry
 
 from accy_kernels._common import ceil_div
 from accy_kernels.scan_reduce_then_scan import add_scan
@@ -67,9 +68,9 @@ def order_key(kb: KernelBuilder, k: E, dtype: str, descending: bool) -> E:
     return base ^ all_ones if descending else base
 
 
-def _digit(kb: KernelBuilder, k: E, dtype: str, descending: bool, shift: E) -> E:
+def _digit(kb: KernelBuilder, k: E, dtype: str, descending: bool, shift: E, bits: int) -> E:
     okey = kb.let(kb.fresh("ok"), order_key(kb, k, dtype, descending))
-    return kb.let(kb.fresh("d"), ((okey >> shift) & (RADIX - 1)).cast("i32"))
+    return kb.let(kb.fresh("d"), ((okey >> shift) & ((1 << bits) - 1)).cast("i32"))
 
 
 def _tile(kb: KernelBuilder):
@@ -85,31 +86,33 @@ def _tile(kb: KernelBuilder):
 
 
 @functools.cache
-def histogram_kernel(dtype: str, descending: bool):
+def histogram_kernel(dtype: str, descending: bool, bits: int = RADIX_BITS):
     """Buffers (hist: i32 write, counts: i32 scratch, keys); scalars n, chunk, lane_stride,
-    tiles, shift (i32)."""
+    tiles, shift (i32). ``bits``: digit width (``2**bits`` counters per tile)."""
     st = key_storage(dtype)
-    kb = KernelBuilder(f"radix_hist_{dtype}_{'desc' if descending else 'asc'}", WORKGROUP)
+    radix = 1 << bits
+    kb = KernelBuilder(f"radix_hist_{dtype}_{'desc' if descending else 'asc'}"
+                       + ("" if bits == RADIX_BITS else f"_r{bits}"), WORKGROUP)
     hist = kb.buffer("hist", "i32", "write")
     counts = kb.buffer("counts", "i32", "readwrite")
     keys = kb.buffer("keys", st, "read")
     _, tiles, shift, t, active, begin, end = _tile(kb)
     with kb.if_(active):
-        row = kb.let("row", t * RADIX)
-        with kb.for_("z", 0, RADIX) as z:
+        row = kb.let("row", t * radix)
+        with kb.for_("z", 0, radix) as z:
             kb.store(counts, row + z, 0)
         with kb.for_("e", begin, end) as e:
             shift_k = shift.cast(st)
-            d = _digit(kb, keys[e], dtype, descending, shift_k)
+            d = _digit(kb, keys[e], dtype, descending, shift_k, bits)
             kb.store(counts, row + d, counts[row + d] + 1)
-        with kb.for_("d2", 0, RADIX) as d2:
+        with kb.for_("d2", 0, radix) as d2:
             kb.store(hist, d2 * tiles + t, counts[row + d2])
     return kb.build()
 
 
 @functools.cache
 def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, out_dtype: str,
-                   write_keys: bool):
+                   write_keys: bool, bits: int = RADIX_BITS):
     """One scatter pass.
 
     ``values``: ``"none"``, ``"iota"`` (write positions) or ``"carry"`` (move a value buffer).
@@ -118,7 +121,8 @@ def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, 
     """
     st = key_storage(dtype)
     name = (f"radix_scatter_{dtype}_{'desc' if descending else 'asc'}_{values}_{value_dtype}"
-            f"_{out_dtype}_{int(write_keys)}")
+            f"_{out_dtype}_{int(write_keys)}" + ("" if bits == RADIX_BITS else f"_r{bits}"))
+    radix = 1 << bits
     kb = KernelBuilder(name, WORKGROUP)
     keys_out = kb.buffer("keys_out", st, "write") if write_keys else None
     vals_out = kb.buffer("vals_out", out_dtype, "write") if values != "none" else None
@@ -128,12 +132,12 @@ def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, 
     offsets = kb.buffer("offsets", "i32", "read")
     _, tiles, shift, t, active, begin, end = _tile(kb)
     with kb.if_(active):
-        row = kb.let("row", t * RADIX)
-        with kb.for_("d0", 0, RADIX) as d0:
+        row = kb.let("row", t * radix)
+        with kb.for_("d0", 0, radix) as d0:
             kb.store(counts, row + d0, offsets[d0 * tiles + t])
         with kb.for_("e", begin, end) as e:
             k = kb.let("k", keys[e])
-            d = _digit(kb, k, dtype, descending, shift.cast(st))
+            d = _digit(kb, k, dtype, descending, shift.cast(st), bits)
             p = kb.let("p", counts[row + d])
             kb.store(counts, row + d, p + 1)
             if keys_out is not None:
@@ -157,12 +161,63 @@ def _value_storage(values: np.ndarray | None) -> str:
     return "i64" if values.dtype.itemsize == 8 else "u32"
 
 
+# Host-memory backends: ping-pong buffers are kept between calls (first-touch page faults of
+# fresh 64 MiB temporaries cost about as much as a scatter pass). A call takes arrays out of
+# the pool (so concurrent calls never share one) and puts them back; at most
+# SCRATCH_POOL_BYTES stay cached, only arrays of at least SCRATCH_MIN_BYTES.
+SCRATCH_POOL_BYTES = 256 << 20
+SCRATCH_MIN_BYTES = 1 << 20
+_POOL: dict[tuple[str, int], list[np.ndarray]] = {}
+_POOL_LOCK = threading.Lock()
+_NP = {"u32": np.uint32, "i32": np.int32, "i64": np.int64}
+
+
+def _take(dtype: str, n: int) -> np.ndarray:
+    with _POOL_LOCK:
+        free = _POOL.get((dtype, n))
+        if free:
+            return free.pop()
+    return np.empty(n, _NP[dtype])
+
+
+def _give(arrays: list[np.ndarray]) -> None:
+    with _POOL_LOCK:
+        for a in arrays:
+            key = (_KIND[a.dtype.type], a.size)
+            if a.nbytes < SCRATCH_MIN_BYTES:
+                continue
+            if _pool_bytes() + a.nbytes > SCRATCH_POOL_BYTES:
+                for other in [k for k in _POOL if k != key]:  # keep the latest size only
+                    del _POOL[other]
+                if _pool_bytes() + a.nbytes > SCRATCH_POOL_BYTES:
+                    continue
+            _POOL.setdefault(key, []).append(a)
+
+
+def _pool_bytes() -> int:
+    return sum(b.nbytes for free in _POOL.values() for b in free)
+
+
+_KIND = {np.uint32: "u32", np.int32: "i32", np.int64: "i64"}
+
+
+def radix_bits(backend, candidate: Candidate) -> int:
+    """Digit width: the candidate's ``radix_bits`` option, else 11 on host-memory backends
+    (3 passes for 32-bit keys; a 2048-counter tile row still fits in L1) and 8 elsewhere."""
+    bits = candidate.option("radix_bits")
+    if bits:
+        return int(bits)
+    return 11 if host_like(backend) else RADIX_BITS
+
+
 def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | None, dtype: str,
         descending: bool, mode: str):
     """Sort (``mode`` ``"sort"``), argsort (``"argsort"``) or sort pairs (``"pairs"``)."""
     n = keys.size
     st = key_storage(dtype)
-    passes = (64 if st == "i64" else 32) // RADIX_BITS
+    bits = radix_bits(backend, candidate)
+    radix = 1 << bits
+    passes = ceil_div(64 if st == "i64" else 32, bits)
     chunk = choose_chunk(n, candidate)
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
@@ -173,28 +228,51 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
     vals_final = plan.output(final_vdt, n) if mode != "sort" else None
     src_k = plan.param(keys, st)
     src_v = plan.param(values, vst) if mode == "pairs" else None
-    counts = plan.temp("i32", tiles * RADIX)
-    hist = plan.temp("i32", tiles * RADIX)
-    offsets = plan.temp("i32", tiles * RADIX)
-    ping = [plan.temp(st, n), plan.temp(st, n)]
-    vping = [plan.temp(vst, n), plan.temp(vst, n)] if mode != "sort" else [None, None]
+    pooled: list[np.ndarray] = []
+    host = host_like(backend) and n * 4 >= SCRATCH_MIN_BYTES
+
+    def scratch(dtype: str):
+        if not host:
+            return plan.temp(dtype, n)
+        pooled.append(_take(dtype, n))
+        return plan.param(pooled[-1], dtype)
+
+    counts = plan.temp("i32", tiles * radix)
+    hist = plan.temp("i32", tiles * radix)
+    offsets = plan.temp("i32", tiles * radix)
+    # Destinations of each pass, last first: the final outputs double as ping-pong buffers
+    # (pass P-1 writes the output, P-2 a temporary, P-3 the output again, ...), so sort and
+    # sort_pairs need one temporary per array; argsort (no key output, i64 positions) two.
+    if mode == "argsort":
+        kbuf = [scratch(st), scratch(st)] if passes > 1 else []
+        vbuf = [scratch(vst), scratch(vst)] if passes > 1 else []
+        dst_keys = [kbuf[p % 2] if p < passes - 1 else None for p in range(passes)]
+        dst_vals = [vbuf[p % 2] if p < passes - 1 else vals_final for p in range(passes)]
+    else:
+        tk = scratch(st) if passes > 1 else None
+        tv = scratch(vst) if passes > 1 and mode == "pairs" else None
+        dst_keys = [keys_final if (passes - 1 - p) % 2 == 0 else tk for p in range(passes)]
+        dst_vals = [vals_final if (passes - 1 - p) % 2 == 0 else tv for p in range(passes)]
+    hist_k = histogram_kernel(dtype, descending, bits)
     for p in range(passes):
         last = p == passes - 1
         scalars = [("i32", n), ("i32", chunk), ("i32", stride), ("i32", tiles),
-                   ("i32", p * RADIX_BITS)]
-        plan.launch(histogram_kernel(dtype, descending), groups, [hist, counts, src_k], scalars)
-        add_scan(plan, backend, hist, offsets, tiles * RADIX, "i32", inclusive=False)
-        dst_k = keys_final if last else ping[p % 2]
-        dst_v = vals_final if last else vping[p % 2]
+                   ("i32", p * bits)]
+        plan.launch(hist_k, groups, [hist, counts, src_k], scalars)
+        add_scan(plan, backend, hist, offsets, tiles * radix, "i32", inclusive=False)
+        dst_k, dst_v = dst_keys[p], dst_vals[p]
         vmode = "none" if mode == "sort" else ("iota" if p == 0 and mode == "argsort"
                                                else "carry")
         out_dt = final_vdt if last else vst
-        kernel = scatter_kernel(dtype, descending, vmode, vst, out_dt, dst_k is not None)
+        kernel = scatter_kernel(dtype, descending, vmode, vst, out_dt, dst_k is not None, bits)
         slots = [s for s in (dst_k, dst_v if vmode != "none" else None) if s is not None]
         slots += [counts, src_k] + ([src_v] if vmode == "carry" else []) + [offsets]
         plan.launch(kernel, groups, slots, scalars)
-        src_k, src_v = (dst_k if dst_k is not None else ping[p % 2]), dst_v
-    results = plan.run(backend)
+        src_k, src_v = dst_k, dst_v
+    try:
+        results = plan.run(backend)
+    finally:
+        _give(pooled)
     np_dtype = keys.dtype
     if mode == "sort":
         return results[0].view(np_dtype)
