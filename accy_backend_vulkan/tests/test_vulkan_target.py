@@ -156,3 +156,17 @@ def test_push_block_pads_an_i64_after_an_odd_number_of_words():
     _, spirv = spirv_of(kernel)  # spirv-val (when installed) checks the Offset decorations
     if shutil.which("spirv-val"):
         assert validate(spirv, kernel.name)
+
+
+@pytest.mark.parametrize("op", ["add", "max", "xchg"])
+def test_i64_atomics_refused_before_llvm(op):
+    # LLVM 22 aborts on any i64 atomicrmw for the Vulkan triple: refuse it in legalize
+    from accy.kernel import KernelBuilder
+
+    kb = KernelBuilder(f"atomic_{op}_i64", 64)
+    y = kb.buffer("y", "i64", "readwrite")
+    g = kb.global_id()
+    kb.atomic(op, y, g % 4, g.cast("i64"))
+    with pytest.raises(CapabilityError, match="i64") as info:
+        emit_llvm_ir(kb.build(), VulkanTarget())
+    assert info.value.feature == "int64_atomics"
