@@ -6,6 +6,8 @@ named by ``"module:function"`` strings and imported on first use.
 
 from __future__ import annotations
 
+import dataclasses
+
 from accy.kernels import Candidate, Family, Role, Signature, Variant
 
 __all__ = ["FAMILIES"]
@@ -139,4 +141,15 @@ FAMILIES = [
               ("threefry4x32", "Threefry4x32-20/-13 (Salmon et al., SC'11)"),
               ("squares", "Squares (Widynski 2020)"))],
          "counter-based random streams keyed by (seed, offset)"),
+]
+
+# IR lowering (``library.*`` ops, :mod:`accy.kernels.lowering`): the plan function of each
+# family, in family metadata ``ir_plan``.
+_IR_PLANS = {"gather": "gather", "scatter": "scatter", "scatter_add": "scatter_add",
+             "segment_sum": "segment_sum", "sort": "sort", "argsort": "argsort",
+             "random": "random"}
+FAMILIES = [
+    dataclasses.replace(f, metadata={**f.metadata, "ir_plan": f"{P}.ir_plans:{_IR_PLANS[f.name]}"})
+    if f.name in _IR_PLANS else f
+    for f in FAMILIES
 ]

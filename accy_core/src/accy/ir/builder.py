@@ -308,6 +308,56 @@ class FunctionBuilder:
     def gelu(self, x: Value) -> Value:
         return self._one("nn.gelu", [x])
 
+    # ---------------------------------------------------------------- kernel-library ops
+    def gather(self, src: Value, indices: Value, axis: int = 0, mode: str = "raise") -> Value:
+        """``numpy.take(src, indices, axis, mode)`` (``tensor.gather``; see
+        :mod:`accy.ir.ops.library`)."""
+        return self._one("tensor.gather", [src, indices], axis=int(axis), mode=mode)
+
+    def _updates(self, op: str, dst: Value, indices: Value, values: Operand, axis: int) -> Value:
+        rank = dst.type.rank
+        ax = axis + rank if axis < 0 else axis
+        shape = dst.type.shape[:ax] + indices.type.shape + dst.type.shape[ax + 1:] \
+            if 0 <= ax < rank else dst.type.shape
+        v = self._value(values, dst, op)
+        return self.broadcast_to(v, shape) if v.type.rank <= len(shape) else v
+
+    def scatter(self, dst: Value, indices: Value, values: Operand, axis: int = 0,
+                mode: str = "raise") -> Value:
+        """Copy of ``dst`` with ``values`` (broadcast) written at ``indices`` along ``axis``;
+        duplicates: the last position wins (``tensor.scatter``)."""
+        v = self._updates("tensor.scatter", dst, indices, values, axis)
+        return self._one("tensor.scatter", [dst, indices, v], axis=int(axis), mode=mode)
+
+    def scatter_add(self, dst: Value, indices: Value, values: Operand, axis: int = 0) -> Value:
+        """``numpy.add.at`` on a copy of ``dst`` (``tensor.scatter_add``; values broadcast)."""
+        v = self._updates("tensor.scatter_add", dst, indices, values, axis)
+        return self._one("tensor.scatter_add", [dst, indices, v], axis=int(axis))
+
+    def sort(self, x: Value, axis: int = -1, descending: bool = False) -> Value:
+        """Stable sort along ``axis`` (default the last; ``tensor.sort``)."""
+        return self._one("tensor.sort", [x], axis=int(axis), descending=bool(descending))
+
+    def argsort(self, x: Value, axis: int = -1, descending: bool = False) -> Value:
+        """Stable sorting permutation (i32) along ``axis`` (``tensor.argsort``)."""
+        return self._one("tensor.argsort", [x], axis=int(axis), descending=bool(descending))
+
+    def random_uniform(self, shape: TensorType | Sequence[int], seed: int = 0,
+                       dtype: str | DType = "f32", offset: int = 0, low: float = 0.0,
+                       high: float = 1.0, algorithm: str = "philox4x32-10") -> Value:
+        """Uniform floats in ``[low, high)`` from the counter stream ``(seed, offset)``
+        (``tensor.random_uniform``); ``shape`` may be a tensor type (its dtype wins)."""
+        if isinstance(shape, TensorType):
+            shape, dtype = shape.shape, shape.dtype
+        return self._one("tensor.random_uniform", [], shape=tuple(int(s) for s in shape),
+                         dtype=DType.parse(dtype), seed=int(seed), offset=int(offset),
+                         low=float(low), high=float(high), algorithm=algorithm)
+
+    def segment_sum(self, values: Value, segment_ids: Value, num_segments: int) -> Value:
+        """Rows of ``values`` summed by ``segment_ids`` (``tensor.segment_sum``)."""
+        return self._one("tensor.segment_sum", [values, segment_ids],
+                         num_segments=int(num_segments))
+
     # ---------------------------------------------------------------- finishing
     def return_(self, *values: Value) -> None:
         """End the function with ``func.return``; checks declared result types."""

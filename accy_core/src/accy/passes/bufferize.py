@@ -12,7 +12,8 @@ Parameters, constants and results get slots of their own (results are fresh arra
 call). Temporaries are reused once their last reader has run (lifetime-based reuse, best
 fit by size). A ``map`` region whose input dies at that region, has the output's size and is
 read only at the output's own index (through elementwise ops, no index maps) writes its
-output in place.
+output in place. A ``library`` region (kernel-family call) also gets ``scratch_slots``: the
+temporaries its family plan asks for, taken from the free slots and released right after it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class _Slots:
         return best
 
 
-def plan_function(fn: Function, reuse: bool = True, in_place: bool = True) -> None:
+def plan_function(fn: Function, reuse: bool = True, in_place: bool = True,
+                  target: object = None) -> None:
     """Annotate ``fn`` with its slot plan (see module docstring)."""
     slots = _Slots()
     slot_of: dict[Value, int] = {}
@@ -75,7 +77,7 @@ def plan_function(fn: Function, reuse: bool = True, in_place: bool = True) -> No
             slot_of[op.results[0]] = slots.new(op.results[0].type.nbytes)
             op.attrs["slot"] = slot_of[op.results[0]]
         elif op.name == "dispatch.region":
-            _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place)
+            _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target)
     fn.attrs["slot_bytes"] = tuple(slots.sizes)
     fn.attrs["param_slots"] = tuple(slot_of[p] for p in fn.params)
     fn.attrs["result_slots"] = tuple(slot_of[v] for v in returned)
@@ -86,7 +88,7 @@ def _is_temp(v: Value, returned: list[Value]) -> bool:
     return op is not None and op.name == "dispatch.region" and v not in returned
 
 
-def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place) -> None:
+def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=None) -> None:
     out = op.results[0]
     op.attrs["in_slots"] = tuple(slot_of[v] for v in op.operands)
     dying = [v for v in dict.fromkeys(op.operands) if last.get(v) == i and _is_temp(v, returned)]
@@ -103,6 +105,13 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place) -> None
             slot_of[out] = slots.take_temp(out.type.nbytes) if reuse else slots.new(out.type.nbytes)
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
+    if op.attrs.get("kind") == "library":
+        from accy.kernels.lowering import scratch_bytes
+
+        scratch = [slots.take_temp(n) if reuse else slots.new(n) for n in scratch_bytes(op, target)]
+        op.attrs["scratch_slots"] = tuple(scratch)
+        if reuse:
+            slots.free.extend(scratch)
     if reuse:
         for v in dying:
             slots.free.append(slot_of[v])
@@ -118,6 +127,9 @@ class BufferizePass(Pass):
     in_place: bool = field(default=True)
 
     def run(self, module: Module, ctx: PassContext) -> bool:
+        from accy.kernels.lowering import TargetBackend
+
+        target = TargetBackend(ctx.target_profile, ctx.backend)
         for fn in module.functions:
-            plan_function(fn, self.reuse, self.in_place)
+            plan_function(fn, self.reuse, self.in_place, target)
         return True

@@ -9,8 +9,10 @@ transposes, reshapes, slices, pads, iota and scalar constants become expressions
 elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
 constants, iota) used several times are duplicated into each consumer.
 
-Region kinds: ``map`` (one output element per work-item over the result shape) and
-``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root).
+Region kinds: ``map`` (one output element per work-item over the result shape),
+``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root) and ``library`` (exactly one
+``library.*`` kernel-family call over block arguments: its operands are materialized, it
+fuses with nothing; the kernel stage expands it into the family's launches).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import ClassVar
 from accy.ir import Module, Operation, Value
 from accy.ir.clone import clone_block_into
 from accy.ir.core import Block, Function, Region
+from accy.ir.ops.library import LIBRARY_OPS
 from accy.passes.base import Pass, PassContext
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
@@ -54,11 +57,17 @@ def _materialized(fn: Function) -> set[Value]:
     for op in fn.body.ops:
         if op.name in ROOT_OPS:
             mat.update(op.results)
+        if op.name in LIBRARY_OPS:  # family kernels read whole buffers
+            mat.update(op.results)
+            mat.update(v for v in op.operands if not _is_input(v))
+        if op.name == "tensor.gather":  # generic gather: load indices from memory
+            mat.update(v for v in op.operands[1:] if not _is_input(v))
     changed = True
     while changed:
         changed = False
         for op in fn.body.ops:
-            if op.name in ROOT_OPS or op.name in ("tensor.constant", "func.return"):
+            if op.name in ROOT_OPS or op.name in LIBRARY_OPS or op.name in (
+                    "tensor.constant", "func.return"):
                 continue
             for v in op.results:
                 if v in mat:
@@ -108,12 +117,32 @@ def _build_region(fn: Function, v: Value, mat: set[Value]) -> Operation:
     return region_op
 
 
+def _build_library_region(fn: Function, op: Operation) -> Operation:
+    """Wrap kernel-library call ``op`` alone in a ``dispatch.region {kind = "library"}``."""
+    inputs = list(dict.fromkeys(op.operands))
+    block = Block([x.type for x in inputs])
+    mapping = dict(zip(inputs, block.args, strict=True))
+    inner = Operation(op.name, [mapping[x] for x in op.operands],
+                      [r.type for r in op.results], dict(op.attrs), location=op.location)
+    block.append(inner)
+    block.append(Operation("dispatch.yield", [inner.results[0]], []))
+    region_op = Operation("dispatch.region", inputs, [op.results[0].type], {"kind": "library"},
+                          [Region(block)], location=op.location)
+    fn.body.insert_before(op, region_op)
+    op.results[0].replace_all_uses_with(region_op.results[0])
+    return region_op
+
+
 def fuse_function(fn: Function) -> int:
     """Fuse one function in place; return the number of regions formed."""
     mat = _materialized(fn)
     count = 0
     for op in list(fn.body.ops):
         if op.name in ("tensor.constant", "func.return", "dispatch.region"):
+            continue
+        if op.name in LIBRARY_OPS:
+            _build_library_region(fn, op)
+            count += 1
             continue
         for v in op.results:
             if v in mat and not _is_input(v):

@@ -129,6 +129,8 @@ class _Emitter:
             return self.value_at(src[0], idx.slice_from(src[0].type.shape, op.attrs["start"]))
         if name == "tensor.pad":
             return self._pad(v, op, idx)
+        if name == "tensor.gather":  # kernel-library=disabled: index arithmetic
+            return self._gather(op, idx)
         if name == "tensor.iota":
             c = idx.comps[op.attrs["dim"] % len(idx.shape)]
             dtype = v.type.dtype.value
@@ -147,6 +149,27 @@ class _Emitter:
             return fill
         loaded = self.value_at(src, inner)
         return loaded if inside is None else Select(inside, loaded, fill, dtype)
+
+    def _gather(self, op: Operation, idx: Index) -> Expr:
+        """``src[..., idx(indices[j...]), ...]``; the index is normalized by ``mode`` and
+        clamped into range (``raise`` indices were checked on the host before launch)."""
+        src, ind = op.operands
+        axis = op.attrs["axis"] % src.type.rank
+        k = ind.type.rank
+        comps = idx.comps
+        raw = self.value_at(ind, Index(ind.type.shape, comps=comps[axis:axis + k]))
+        n = src.type.shape[axis]
+        i = raw if raw.dtype == IDX else Cast(raw, IDX)
+        if op.attrs.get("mode", "raise") == "wrap":
+            i = Binary("rem", Binary("add", Binary("rem", i, const_i(n), IDX), const_i(n), IDX),
+                       const_i(n), IDX)
+        elif op.attrs.get("mode", "raise") == "raise":
+            i = Select(Binary("lt", i, const_i(0), "bool"), Binary("add", i, const_i(n), IDX),
+                       i, IDX)
+        i = Binary("min", Binary("max", i, const_i(0), IDX), const_i(max(n - 1, 0)), IDX)
+        i = self.let("gi", i)
+        return self.value_at(src, Index(src.type.shape,
+                                        comps=comps[:axis] + (i,) + comps[axis + k:]))
 
     def yielded(self) -> Value:
         return self.block.ops[-1].operands[0]
@@ -369,6 +392,14 @@ class OutlineKernelsPass(Pass):
             k = 0
             for op in fn.body.ops:
                 if op.name != "dispatch.region":
+                    continue
+                if op.attrs.get("kind") == "library":  # a kernel-family call: its own launches
+                    from accy.kernels.lowering import TargetBackend, expand
+
+                    lib_kernels, launches = expand(op, TargetBackend(ctx.target_profile,
+                                                                     ctx.backend))
+                    kernels.update(lib_kernels)
+                    op.attrs["launches"] = launches
                     continue
                 name = f"{fn.name}_k{k}_{op.attrs.get('kind', 'map')}"
                 k += 1

@@ -139,12 +139,17 @@ class Executable:
                 if slot in self._written and slot not in outputs:
                     outputs[slot] = np.empty(t.shape, dtype=t.dtype.numpy)
                     buffers[slot] = self._bind(outputs[slot], per_call, write=False)
-            for ln in g.launches:
+            params = dict(zip(g.param_slots, arrays, strict=True))
+            for i, ln in enumerate(g.launches):
+                if g.checks:
+                    self._check_indices(i, params, buffers)
                 if ln.groups <= 0:
                     continue
                 bound = [self._buffer(s, buffers) for s in ln.slots]
                 be.launch(self._loaded[ln.kernel], Geometry(ln.groups, ln.workgroup_size), bound,
                           list(ln.scalars))
+            if g.checks:
+                self._check_indices(len(g.launches), params, buffers)
             be.synchronize()
             if not self._host:
                 for slot, arr in outputs.items():
@@ -154,6 +159,31 @@ class Executable:
         finally:
             for buf in per_call:
                 be.free(buf)
+
+    def _check_indices(self, before: int, params: dict, buffers: dict) -> None:
+        """Index checks due before launch ``before``: parameters and constants on the host;
+        a slot computed by earlier launches is read back first (after a synchronize)."""
+        for c in self.graph.checks:
+            if c.before != before or c.count == 0:
+                continue
+            arr = params.get(c.slot)
+            if arr is None:
+                arr = self.graph.constants.get(c.slot)
+            if arr is None:
+                self.backend.synchronize()
+                arr = np.empty(c.count, dtype=np.dtype({"i32": np.int32, "i64": np.int64,
+                                                        "u32": np.uint32}[c.dtype]))
+                self.backend.read(self._buffer(c.slot, buffers), _as_bytes(arr))
+            flat = np.asarray(arr).reshape(-1)
+            bad = (flat < c.low) | (flat >= c.high)
+            if bad.any():
+                from accy.kernels.validate import IndexOutOfRangeError
+
+                pos = int(np.argmax(bad))
+                raise IndexOutOfRangeError(
+                    f"{self.graph.name}: {c.what} {int(flat[pos])} at position {pos} is out "
+                    f"of range [{c.low}, {c.high}); nothing was launched from that op on",
+                    pos, int(flat[pos]), c.high)
 
     def _collect(self, arrays: list[np.ndarray], outputs: dict[int, np.ndarray]) -> tuple:
         g = self.graph

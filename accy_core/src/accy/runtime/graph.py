@@ -16,7 +16,7 @@ import numpy as np
 
 from accy.ir import Function, Module, TensorType
 
-__all__ = ["GraphLaunch", "LaunchGraph", "graph_from_function"]
+__all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,20 @@ class GraphLaunch:
     workgroup_size: int
     slots: tuple[int, ...]
     scalars: tuple[tuple[str, int | float], ...] = ()
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """Before launch ``before``, every element of slot ``slot`` (``count`` of ``dtype``) must
+    lie in ``[low, high)``; the executable raises IndexOutOfRangeError otherwise."""
+
+    before: int
+    slot: int
+    dtype: str
+    count: int
+    low: int
+    high: int
+    what: str
 
 
 @dataclass
@@ -55,6 +69,7 @@ class LaunchGraph:
     launches: list[GraphLaunch] = field(default_factory=list)
     kernels: dict[str, object] = field(default_factory=dict)
     name: str = "graph"
+    checks: list[IndexCheck] = field(default_factory=list)
 
     @property
     def written_slots(self) -> set[int]:
@@ -81,6 +96,9 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     for op in fn.body.ops:
         if op.name == "tensor.constant":
             g.constants[op.attrs["slot"]] = np.array(op.attrs["value"], order="C")
+        elif op.name == "dispatch.region" and (
+                op.attrs.get("kind") == "library" or _has_checks(op)):
+            _library_or_checked(g, op, kernels)
         elif op.name == "dispatch.region":
             name = op.attrs["kernel"]
             g.kernels[name] = kernels[name]
@@ -91,3 +109,33 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
                 ),
             ))
     return g
+
+
+def _has_checks(op) -> bool:
+    from accy.kernels.lowering import index_checks
+
+    return bool(index_checks(op))
+
+
+def _library_or_checked(g: LaunchGraph, op, kernels: dict) -> None:
+    """Index checks of a region (before its first launch), then its launches: a library
+    call's recorded ones, or the region's one kernel."""
+    from accy.kernels.lowering import decode_launches, index_checks
+
+    for k, low, high, what in index_checks(op):
+        t = op.operands[k].type
+        g.checks.append(IndexCheck(len(g.launches), op.attrs["in_slots"][k], t.dtype.value,
+                                   t.num_elements, low, high, what))
+    if op.attrs.get("kind") != "library":
+        name = op.attrs["kernel"]
+        g.kernels[name] = kernels[name]
+        g.launches.append(GraphLaunch(
+            name, op.attrs["groups"], op.attrs["workgroup_size"],
+            tuple(op.attrs["out_slots"]) + tuple(
+                s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
+            ),
+        ))
+        return
+    for name, groups, ws, slots, scalars in decode_launches(op.attrs.get("launches", "")):
+        g.kernels[name] = kernels[name]
+        g.launches.append(GraphLaunch(name, groups, ws, slots, scalars))

@@ -29,6 +29,10 @@ register_op(OpDef(
         "candidates": ("str", ""),
         "candidate": ("str", ""),
         "candidate_source": ("str", ""),
+        # kind "library" (a kernel-family call): its scratch slots and, after the kernel
+        # stage, its launches (JSON: [[kernel, groups, workgroup_size, slots, scalars]...])
+        "scratch_slots": ("ints", ()),
+        "launches": ("str", ""),
     },
     traits=frozenset({"region"}),
     summary="a fused work item (map over an output shape, or a reduction)",

@@ -178,3 +178,4 @@ def _ensure_loaded() -> None:
     if not _loaded:
         _loaded = True
         from accy.ir.ops import arith, dispatch, func, linalg, math, nn, reduce, tensor  # noqa: F401
+        from accy.ir.ops import library  # noqa: F401

@@ -1,0 +1,226 @@
+"""IR lowering of the families: append one ``library.*`` call's launches to a plan.
+
+The kernel stage (:mod:`accy.kernels.lowering`) calls ``plan_fn(plan, backend, call)`` where
+``plan`` has :class:`accy.kernels.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
+attributes, operand and result types and their slots (already in the function's memory
+plan). Kernels are the families' own (same code as the numpy API); nothing reads host data.
+Out-of-range indices (``mode="raise"``) are checked by the executable before launch.
+
+``sort``/``argsort`` on ``rows x n`` (last axis) with ``rows > 1`` use two stable radix
+sorts: argsort of all keys, then a stable sort of the permutation by row (``perm // n``,
+as few 8-bit passes as the row count needs); argsort returns ``perm % n``, sort gathers the
+keys through the permutation.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from accy.kernel import KernelBuilder
+from accy.kernels import Candidate, Slot, tile_geometry
+
+from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
+from accy_kernels.gather_direct import gather_kernel
+from accy_kernels.random import squares
+from accy_kernels.random.generators import items_per_request, stream_kernel
+from accy_kernels.scan_reduce_then_scan import add_scan
+from accy_kernels.scatter_add_atomic import add_kernel
+from accy_kernels.scatter_last_write import winner_kernel, write_kernel
+from accy_kernels.sort_radix import (
+    RADIX,
+    RADIX_BITS,
+    WORKGROUP,
+    choose_chunk,
+    histogram_kernel,
+    key_storage,
+    scatter_kernel,
+)
+
+__all__ = ["argsort", "gather", "random", "scatter", "scatter_add", "segment_sum", "sort"]
+
+WG = 256
+
+
+def _split(shape, axis):
+    return (math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:]))
+
+
+def _empty(plan, call) -> None:
+    """An empty result: a launch of no work-groups, so the output still counts as written."""
+    dtype = call.out_type.dtype.value
+    plan.launch(fill_kernel(dtype, WG), 0, [call.output], [("i32", 0), (dtype, 0)])
+
+
+def gather(plan, backend, call) -> None:
+    src, idx = call.inputs
+    st, it = call.in_types
+    outer, n, inner = _split(st.shape, call.attrs["axis"])
+    total = call.out_type.num_elements
+    if total == 0:
+        return _empty(plan, call)
+    k = gather_kernel(st.dtype.value, it.dtype.value, call.attrs["mode"],
+                      outer == 1 and inner == 1, WG)
+    plan.launch(k, groups_for(total, WG), [call.output, src, idx],
+                [("i32", total), ("i32", it.num_elements), ("i32", inner), ("i32", n)])
+
+
+def scatter(plan, backend, call) -> None:
+    dst, idx, vals = call.inputs
+    dt, it, vt = call.in_types
+    _, n, inner = _split(dt.shape, call.attrs["axis"])
+    dtype, idt, mode, m = dt.dtype.value, it.dtype.value, call.attrs["mode"], it.num_elements
+    winner = plan.temp("i32", n)
+    if not dt.num_elements:
+        return _empty(plan, call)
+    plan.launch(copy_kernel(dtype, WG), groups_for(dt.num_elements, WG), [call.output, dst],
+                [("i32", dt.num_elements)])
+    if vt.num_elements == 0:
+        return
+    plan.launch(fill_kernel("i32", WG), groups_for(n, WG), [winner], [("i32", n), ("i32", -1)])
+    plan.launch(winner_kernel(idt, mode, WG), groups_for(m, WG), [winner, idx],
+                [("i32", m), ("i32", n)])
+    plan.launch(write_kernel(dtype, idt, mode, WG), groups_for(vt.num_elements, WG),
+                [call.output, vals, idx, winner],
+                [("i32", vt.num_elements), ("i32", m), ("i32", inner), ("i32", n)])
+
+
+def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total) -> None:
+    outer, n, inner = _split(shape, axis)
+    if total == 0:
+        return
+    plan.launch(add_kernel(dtype, idt, "raise", outer == 1 and inner == 1, WG),
+                groups_for(total, WG), [out, vals, idx],
+                [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
+
+
+def scatter_add(plan, backend, call) -> None:
+    dst, idx, vals = call.inputs
+    dt, it, vt = call.in_types
+    if not dt.num_elements:
+        return _empty(plan, call)
+    plan.launch(copy_kernel(dt.dtype.value, WG), groups_for(dt.num_elements, WG),
+                [call.output, dst], [("i32", dt.num_elements)])
+    _add(plan, call.output, vals, idx, dt.shape, call.attrs["axis"], it.dtype.value,
+         dt.dtype.value, it.num_elements, vt.num_elements)
+
+
+def segment_sum(plan, backend, call) -> None:
+    vals, ids = call.inputs
+    vt, it = call.in_types
+    ot = call.out_type
+    dtype = vt.dtype.value
+    plan.launch(fill_kernel(dtype, WG), groups_for(ot.num_elements, WG), [call.output],
+                [("i32", ot.num_elements), (dtype, 0)])
+    _add(plan, call.output, vals, ids, ot.shape, 0, it.dtype.value, dtype, it.num_elements,
+         vt.num_elements)
+
+
+def random(plan, backend, call) -> None:
+    a = call.attrs
+    dtype, size = call.out_type.dtype.value, call.out_type.num_elements
+    if size == 0:
+        return _empty(plan, call)
+    seed = int(a["seed"]) & ((1 << 64) - 1)
+    per_item = items_per_request(a["algorithm"], "uniform", dtype)
+    kernel = stream_kernel(a["algorithm"], "uniform", dtype, WG)
+    plan.launch(kernel, groups_for(ceil_div(size, per_item), WG), [call.output], [
+        ("i64", int(a["offset"])), ("i64", squares.signed_key(squares.derive_key(seed))),
+        ("i32", size), ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32),
+        (dtype, float(a["low"])), (dtype, float(a["high"]) - float(a["low"]))])
+
+
+def _radix(plan, backend, keys: Slot, dtype: str, descending: bool, n: int, passes: int,
+           vals: Slot | str | None, keys_out: Slot | None, vals_out: Slot | None) -> None:
+    """LSD radix passes as ``sort_radix.run``; ``vals``: a carried i32 slot, ``"iota"`` or
+    None; results in ``keys_out`` (key storage) and ``vals_out`` (i32)."""
+    st = key_storage(dtype)
+    chunk = choose_chunk(n, Candidate(64))
+    tiles = max(1, ceil_div(n, chunk))
+    groups, stride = tile_geometry(backend, tiles, WORKGROUP)
+    counts, hist = plan.temp("i32", tiles * RADIX), plan.temp("i32", tiles * RADIX)
+    offsets = plan.temp("i32", tiles * RADIX)
+    ping = [plan.temp(st, n), plan.temp(st, n)]
+    carry = vals is not None
+    vping = [plan.temp("i32", n), plan.temp("i32", n)] if carry else [None, None]
+    src_k, src_v = keys, (vals if isinstance(vals, Slot) else None)
+    for p in range(passes):
+        last = p == passes - 1
+        scalars = [("i32", n), ("i32", chunk), ("i32", stride), ("i32", tiles),
+                   ("i32", p * RADIX_BITS)]
+        plan.launch(histogram_kernel(dtype, descending), groups, [hist, counts, src_k], scalars)
+        add_scan(plan, backend, hist, offsets, tiles * RADIX, "i32", inclusive=False)
+        dst_k = keys_out if last else ping[p % 2]
+        dst_v = vals_out if last else vping[p % 2]
+        vmode = "none" if not carry else ("iota" if p == 0 and vals == "iota" else "carry")
+        kernel = scatter_kernel(dtype, descending, vmode, "i32", "i32", dst_k is not None)
+        slots = [s for s in (dst_k, dst_v if vmode != "none" else None) if s is not None]
+        slots += [counts, src_k] + ([src_v] if vmode == "carry" else []) + [offsets]
+        plan.launch(kernel, groups, slots, scalars)
+        src_k, src_v = (dst_k if dst_k is not None else ping[p % 2]), dst_v
+
+
+@functools.cache
+def _row_key_kernel():
+    kb = KernelBuilder(f"sort_row_key_wg{WG}", WG)
+    rk, perm = kb.buffer("rk", "u32", "write"), kb.buffer("perm", "i32", "read")
+    total, n = kb.scalar("total", "i32"), kb.scalar("n", "i32")
+    g = kb.global_id()
+    with kb.if_(g < total):
+        kb.store(rk, g, (perm[g] / n).cast("u32"))
+    return kb.build()
+
+
+@functools.cache
+def _finish_kernel(st: str, argsort: bool):
+    kb = KernelBuilder(f"sort_rows_finish_{'arg' if argsort else st}_wg{WG}", WG)
+    out = kb.buffer("out", "i32" if argsort else st, "write")
+    keys = None if argsort else kb.buffer("keys", st, "read")
+    perm = kb.buffer("perm", "i32", "read")
+    total, n = kb.scalar("total", "i32"), kb.scalar("n", "i32")
+    g = kb.global_id()
+    with kb.if_(g < total):
+        if argsort:
+            kb.store(out, g, perm[g] % n)
+        else:
+            kb.store(out, g, keys[perm[g]])
+    return kb.build()
+
+
+def _sort(plan, backend, call, argsort: bool) -> None:
+    (x,) = call.inputs
+    (xt,) = call.in_types
+    dtype, total = xt.dtype.value, xt.num_elements
+    if total == 0:
+        return _empty(plan, call)
+    n = xt.shape[-1]
+    rows = total // n
+    st = key_storage(dtype)
+    passes = (64 if st == "i64" else 32) // RADIX_BITS
+    keys = Slot(x.index, st, total)
+    out = Slot(call.output.index, "i32" if argsort else st, total)
+    desc = bool(call.attrs["descending"])
+    if rows == 1:
+        if argsort:
+            _radix(plan, backend, keys, dtype, desc, n, passes, "iota", None, out)
+        else:
+            _radix(plan, backend, keys, dtype, desc, n, passes, None, out, None)
+        return
+    perm1, perm2 = plan.temp("i32", total), plan.temp("i32", total)
+    row_key = plan.temp("u32", total)
+    _radix(plan, backend, keys, dtype, desc, total, passes, "iota", None, perm1)
+    plan.launch(_row_key_kernel(), groups_for(total, WG), [row_key, perm1],
+                [("i32", total), ("i32", n)])
+    row_passes = max(1, ceil_div((rows - 1).bit_length(), RADIX_BITS))
+    _radix(plan, backend, row_key, "u32", False, total, row_passes, perm1, None, perm2)
+    slots = [out, perm2] if argsort else [out, keys, perm2]
+    plan.launch(_finish_kernel(st, argsort), groups_for(total, WG), slots,
+                [("i32", total), ("i32", n)])
+
+
+def sort(plan, backend, call) -> None:
+    _sort(plan, backend, call, argsort=False)
+
+
+def argsort(plan, backend, call) -> None:
+    _sort(plan, backend, call, argsort=True)
