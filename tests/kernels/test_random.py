@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from accy.errors import InputError, UnsupportedError
+from accy.errors import CapabilityError, InputError, UnsupportedError
 from accy_kernels.random import generators, squares
 
 from accy_kernels import random
@@ -77,11 +77,27 @@ def test_uniform_matches_philox_bits(backend):
     np.testing.assert_array_equal(u, (bits >> 8).astype(np.float32) * np.float32(2.0**-24))
 
 
+def _has(backend, feature):
+    from accy.plugins import open_backend
+
+    return feature in open_backend(backend).capabilities().features
+
+
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_normal_moments(backend, dtype):
+    if dtype == "f64" and not _has(backend, "f64_math"):
+        pytest.skip("capability: f64 normal needs f64_math (log, cos)")
     z = random.normal((200001,), 3, dtype, mean=2.0, std=3.0, backend=backend)
     assert z.dtype == np.dtype(np.float32 if dtype == "f32" else np.float64)
     assert abs(z.mean() - 2.0) < 0.05 and abs(z.std() - 3.0) < 0.05
+
+
+def test_normal_f64_refused_without_f64_math(backend):
+    if _has(backend, "f64_math"):
+        pytest.skip("capability: the backend has f64_math")
+    with pytest.raises(CapabilityError, match="f64_math") as info:
+        random.normal((10,), 3, "f64", backend=backend)
+    assert info.value.feature == "f64_math"
 
 
 @pytest.mark.parametrize("dtype", ["i32", "i64", "u32"])

@@ -76,6 +76,18 @@ def _run(dist, shape, seed, dtype, algorithm, offset, p0, p1, backend):
     return out.reshape(shape)
 
 
+def _require_f64_math(what: str, backend: Any) -> None:
+    from accy.errors import CapabilityError
+    from accy.kernels import backend_object
+
+    be = backend_object(backend)
+    if "f64_math" not in be.capabilities().features:
+        raise CapabilityError(
+            f"{what}: f64 needs f64 log/cos, which backend {be.name!r} lacks (feature f64_math);"
+            f" use dtype 'f32', or a backend with f64_math",
+            feature="f64_math", backend=be.name, alternative="use dtype 'f32'")
+
+
 def uniform(shape: Any, seed: int, dtype: str = "f32", algorithm: str = "philox4x32-10", *,
             low: float = 0.0, high: float = 1.0, offset: int = 0,
             backend: Any = "cpu") -> np.ndarray:
@@ -99,10 +111,17 @@ def normal(shape: Any, seed: int, dtype: str = "f32", algorithm: str = "philox4x
            backend: Any = "cpu") -> np.ndarray:
     """Return normal floats (Box–Muller on pairs of uniforms) of ``shape``.
 
+    f64 needs f64 ``log`` and ``cos``: a backend without the ``f64_math`` feature (Vulkan:
+    GLSL.std.450 is 32-bit only) refuses it, since computing them in f32 would leave f64
+    results with f32 accuracy (a wrong tail beyond ~5 sigma and 24-bit-grained values).
+
     Raises:
         InputError, UnsupportedError: as :func:`uniform`.
+        CapabilityError: f64 on a backend without ``f64_math`` (before any launch).
     """
     dt = _float_dtype(dtype)
+    if dt == "f64":
+        _require_f64_math("random.normal", backend)
     return _run("normal", shape, seed, dt, algorithm, offset, float(mean), float(std), backend)
 
 
