@@ -70,7 +70,7 @@ def _choices(final: Any) -> dict[str, dict[str, str]]:
     out = {}
     for fn in final.functions:
         for op in fn.body.ops:
-            if op.name == "dispatch.region":
+            if op.name == "dispatch.region" and op.attrs.get("kind") != "library":
                 first = str(op.attrs.get("candidates", "")).split(",")[0]
                 out[op.attrs["kernel"]] = {
                     "candidate": op.attrs.get("candidate") or first,

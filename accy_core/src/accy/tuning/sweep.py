@@ -113,7 +113,8 @@ def sweep_program(module: Any, backend: str = "cpu", *, function: str | None = N
     device = be.capabilities().device_fingerprint
     fn = final.function(function or final.functions[0].name)
     graph = graph_from_function(final, fn)
-    regions = [op for op in fn.body.ops if op.name == "dispatch.region"]
+    regions = [op for op in fn.body.ops if op.name == "dispatch.region"
+               and op.attrs.get("kind") != "library"]  # family calls: `accy tune --families`
     results: list[SweepResult] = []
     for region in _progress(regions, "tune", progress):
         name = region.attrs["kernel"]
