@@ -153,3 +153,14 @@ FAMILIES = [
     if f.name in _IR_PLANS else f
     for f in FAMILIES
 ]
+
+# Family sweeps (``accy tune --families``, :mod:`accy.tuning.sweep`): the problem each family
+# is timed on, and the shape family the cached choice applies to.
+_TUNING = ("gather", "scan", "scatter_add", "segment_sum", "sort", "argsort", "spmv")
+FAMILIES = [
+    dataclasses.replace(f, metadata={**f.metadata,
+                                     "tuning_problem": f"{P}.tuning_problems:{f.name}",
+                                     "tuning_shape_family": "1m-f32"})
+    if f.name in _TUNING else f
+    for f in FAMILIES
+]
