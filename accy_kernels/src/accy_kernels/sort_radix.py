@@ -1,16 +1,26 @@
 """``sort.radix``: stable LSD radix sort for sort, argsort and sort_pairs.
 
-Algorithm: least-significant-digit radix sort with 8-bit digits (4 passes for 32-bit keys,
-8 for 64-bit), after Merrill & Grimshaw, "High Performance and Scalable Radix Sorting"
-(Parallel Processing Letters 21(2), 2011), in the tile formulation usable on any backend.
-Each pass over ``P`` tiles of ``chunk`` consecutive elements runs
+Algorithm: least-significant-digit radix sort, after Merrill & Grimshaw, "High Performance
+and Scalable Radix Sorting" (Parallel Processing Letters 21(2), 2011), in the tile
+formulation usable on any backend. Digits are 8 bits (4 passes for 32-bit keys, 8 for 64-bit)
+on device backends and 11 bits on host-memory backends (3 and 6 passes; a 2048-counter tile
+row stays in L1), or the candidate option ``radix_bits``. Each pass over ``P`` tiles of
+``chunk`` consecutive elements runs
 
-1. *histogram*: one work-item per tile counts the digits of its tile (a private 256-entry
-   row of a scratch buffer) and writes them digit-major, ``hist[d * P + t]``;
-2. *prefix sum*: ``scan.reduce_then_scan`` (exclusive) over the ``256 * P`` counts gives
+1. *histogram*: one work-item per tile counts the digits of its tile (a private row of
+   ``2**bits`` counters of a scratch buffer) and writes them digit-major, ``hist[d * P + t]``;
+2. *prefix sum*: ``scan.reduce_then_scan`` (exclusive) over the ``2**bits * P`` counts gives
    each (digit, tile) its first output position;
 3. *scatter*: each work-item walks its tile in order and writes every key (and value) to the
    next position of its digit — stable because tiles and elements are visited in order.
+
+Host-memory backends (candidate option ``fuse_hist``, default on there) use few tiles
+(``2 * cpu_count``, 4..64, of a power-of-two length) and fuse step 1 of pass ``k + 1`` into
+the scatter of pass ``k``: the scatter also counts each key's next digit by the output tile
+it lands in (private ``P * 2**bits`` counters per work-item) and :func:`fold_kernel` sums
+them, so only the first pass reads the keys for a histogram. The outputs double as ping-pong
+buffers, and on host-memory backends the remaining temporaries come from a small pool kept
+between calls (first-touch page faults of fresh 64 MiB buffers cost as much as a pass).
 
 Order-preserving key transform (applied when a digit is extracted; the stored keys keep
 their original bits, so NaN payloads and zero signs survive): unsigned as is; signed: flip
@@ -25,6 +35,7 @@ widened to int64 by the last pass.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 import numpy as np
@@ -39,6 +50,7 @@ __all__ = ["histogram_kernel", "order_key", "run", "scatter_kernel"]
 RADIX_BITS = 8
 RADIX = 1 << RADIX_BITS
 WORKGROUP = 64
+MAX_FUSED_TILES = 64
 _SIGN = {"u32": 0x80000000, "i64": -(1 << 63)}
 _ABS_MASK = {"u32": 0x7FFFFFFF, "i64": (1 << 63) - 1}
 _INF_BITS = {"u32": 0x7F800000, "i64": 0x7FF0000000000000}
@@ -112,32 +124,48 @@ def histogram_kernel(dtype: str, descending: bool, bits: int = RADIX_BITS):
 
 @functools.cache
 def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, out_dtype: str,
-                   write_keys: bool, bits: int = RADIX_BITS):
+                   write_keys: bool, bits: int = RADIX_BITS, fuse_next: bool = False):
     """One scatter pass.
 
     ``values``: ``"none"``, ``"iota"`` (write positions) or ``"carry"`` (move a value buffer).
-    Buffers: (keys_out if write_keys, values_out unless none, counts: i32 scratch, keys_in,
-    values_in if carry, offsets: i32); scalars as :func:`histogram_kernel`.
+    Buffers: (keys_out if write_keys, values_out unless none, counts: i32 scratch, next: i32
+    scratch if fuse_next, keys_in, values_in if carry, offsets: i32); scalars as
+    :func:`histogram_kernel`, then ``tile_shift`` (i32) if fuse_next.
+
+    ``fuse_next`` (few tiles of ``chunk = 2**tile_shift`` elements, host-memory backends):
+    the work-item also counts the next pass's digit of every key it writes, by the output
+    tile the key lands in, into its private ``tiles * 2**bits`` counters
+    ``next[(t * tiles + out_tile) * 2**bits + digit]``; :func:`fold_kernel` sums them over
+    ``t`` into the next pass's per-tile histogram, which replaces a histogram pass (a read
+    of every key) by one more counter increment per key.
     """
     st = key_storage(dtype)
     name = (f"radix_scatter_{dtype}_{'desc' if descending else 'asc'}_{values}_{value_dtype}"
-            f"_{out_dtype}_{int(write_keys)}" + ("" if bits == RADIX_BITS else f"_r{bits}"))
+            f"_{out_dtype}_{int(write_keys)}" + ("" if bits == RADIX_BITS else f"_r{bits}")
+            + ("_fused" if fuse_next else ""))
     radix = 1 << bits
     kb = KernelBuilder(name, WORKGROUP)
     keys_out = kb.buffer("keys_out", st, "write") if write_keys else None
     vals_out = kb.buffer("vals_out", out_dtype, "write") if values != "none" else None
     counts = kb.buffer("counts", "i32", "readwrite")
+    nxt = kb.buffer("next", "i32", "readwrite") if fuse_next else None
     keys = kb.buffer("keys", st, "read")
     vals = kb.buffer("vals", value_dtype, "read") if values == "carry" else None
     offsets = kb.buffer("offsets", "i32", "read")
     _, tiles, shift, t, active, begin, end = _tile(kb)
+    tile_shift = kb.scalar("tile_shift", "i32") if fuse_next else None
     with kb.if_(active):
         row = kb.let("row", t * radix)
         with kb.for_("d0", 0, radix) as d0:
             kb.store(counts, row + d0, offsets[d0 * tiles + t])
+        if nxt is not None:
+            nrow = kb.let("nrow", t * tiles * radix)
+            with kb.for_("z", 0, tiles * radix) as z:
+                kb.store(nxt, nrow + z, 0)
         with kb.for_("e", begin, end) as e:
             k = kb.let("k", keys[e])
-            d = _digit(kb, k, dtype, descending, shift.cast(st), bits)
+            okey = kb.let("okey", order_key(kb, k, dtype, descending))
+            d = kb.let("d", ((okey >> shift.cast(st)) & (radix - 1)).cast("i32"))
             p = kb.let("p", counts[row + d])
             kb.store(counts, row + d, p + 1)
             if keys_out is not None:
@@ -145,6 +173,30 @@ def scatter_kernel(dtype: str, descending: bool, values: str, value_dtype: str, 
             if vals_out is not None:
                 v = e if values == "iota" else vals[e]  # type: ignore[index]
                 kb.store(vals_out, p, E(v.expr if isinstance(v, E) else v).cast(out_dtype))
+            if nxt is not None:
+                nd = ((okey >> (shift + bits).cast(st)) & (radix - 1)).cast("i32")
+                slot = kb.let("slot", nrow + (p >> tile_shift) * radix + nd)
+                kb.store(nxt, slot, nxt[slot] + 1)
+    return kb.build()
+
+
+@functools.cache
+def fold_kernel():
+    """``hist[d * tiles + o] = sum_t next[(t * tiles + o) * radix + d]`` for the
+    ``tiles * radix`` work-items. Buffers (hist: i32 write, next: i32); scalars tiles,
+    radix (i32)."""
+    kb = KernelBuilder("radix_fold_next", WORKGROUP)
+    hist = kb.buffer("hist", "i32", "write")
+    nxt = kb.buffer("next", "i32", "read")
+    tiles, radix = kb.scalar("tiles", "i32"), kb.scalar("radix", "i32")
+    i = kb.global_id()
+    with kb.if_(i < tiles * radix):
+        d = kb.let("d", i / tiles)
+        o = kb.let("o", i - d * tiles)
+        acc = kb.let("acc", kb.const(0, "i32"))
+        with kb.for_("t", 0, tiles) as t:
+            kb.assign(acc, acc + nxt[(t * tiles + o) * radix + d])
+        kb.store(hist, i, acc)
     return kb.build()
 
 
@@ -218,9 +270,25 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
     bits = radix_bits(backend, candidate)
     radix = 1 << bits
     passes = ceil_div(64 if st == "i64" else 32, bits)
-    chunk = choose_chunk(n, candidate)
+    fuse = bool(candidate.option("fuse_hist", host_like(backend)))
+    if fuse:
+        # power-of-two tiles (the output tile of a position is a shift), few of them
+        threads = os.cpu_count() or 1
+        target = int(candidate.option("tiles", min(MAX_FUSED_TILES, max(4, 2 * threads))))
+        chunk = candidate.items_per_thread if candidate.items_per_thread > 1 \
+            else max(4096, ceil_div(n, target))
+        chunk = max(chunk, ceil_div(n, MAX_FUSED_TILES))  # next: tiles**2 * radix counters
+        tile_shift = max(0, (chunk - 1).bit_length())
+        chunk = 1 << tile_shift
+    else:
+        chunk = choose_chunk(n, candidate)
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
+    if fuse:
+        # few heavy work-items: enough idle lanes that the CPU pool (which splits a launch at
+        # 16384 work-items per thread) gives every thread a tile
+        stride = max(stride, ceil_div(16384 * (os.cpu_count() or 1), tiles))
+        groups = ceil_div(tiles * stride, WORKGROUP)
     plan = Plan(f"{mode}.radix")
     vst = "i32" if mode == "argsort" else _value_storage(values)
     final_vdt = "i64" if mode == "argsort" else vst
@@ -239,6 +307,7 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
 
     counts = plan.temp("i32", tiles * radix)
     hist = plan.temp("i32", tiles * radix)
+    nxt = plan.temp("i32", tiles * tiles * radix) if fuse and passes > 1 else None
     offsets = plan.temp("i32", tiles * radix)
     # Destinations of each pass, last first: the final outputs double as ping-pong buffers
     # (pass P-1 writes the output, P-2 a temporary, P-3 the output again, ...), so sort and
@@ -258,16 +327,23 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
         last = p == passes - 1
         scalars = [("i32", n), ("i32", chunk), ("i32", stride), ("i32", tiles),
                    ("i32", p * bits)]
-        plan.launch(hist_k, groups, [hist, counts, src_k], scalars)
+        if p == 0 or not fuse:
+            plan.launch(hist_k, groups, [hist, counts, src_k], scalars)
+        else:
+            plan.launch(fold_kernel(), ceil_div(tiles * radix, WORKGROUP), [hist, nxt],
+                        [("i32", tiles), ("i32", radix)])
         add_scan(plan, backend, hist, offsets, tiles * radix, "i32", inclusive=False)
         dst_k, dst_v = dst_keys[p], dst_vals[p]
         vmode = "none" if mode == "sort" else ("iota" if p == 0 and mode == "argsort"
                                                else "carry")
         out_dt = final_vdt if last else vst
-        kernel = scatter_kernel(dtype, descending, vmode, vst, out_dt, dst_k is not None, bits)
+        fused = fuse and not last
+        kernel = scatter_kernel(dtype, descending, vmode, vst, out_dt, dst_k is not None, bits,
+                                fused)
         slots = [s for s in (dst_k, dst_v if vmode != "none" else None) if s is not None]
-        slots += [counts, src_k] + ([src_v] if vmode == "carry" else []) + [offsets]
-        plan.launch(kernel, groups, slots, scalars)
+        slots += [counts] + ([nxt] if fused else []) + [src_k]
+        slots += ([src_v] if vmode == "carry" else []) + [offsets]
+        plan.launch(kernel, groups, slots, scalars + ([("i32", tile_shift)] if fused else []))
         src_k, src_v = dst_k, dst_v
     try:
         results = plan.run(backend)
