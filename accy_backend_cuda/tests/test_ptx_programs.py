@@ -43,6 +43,9 @@ def _cases():
                 values = [getattr(v, "values", v) for v in m.args[1]]  # unwrap pytest.param
                 axes.append([dict(zip(names, v if len(names) > 1 else (v,), strict=True))
                              for v in values])
+            given = {"backend"} | {n for axis in axes for d in axis[:1] for n in d}
+            if set(inspect.signature(fn).parameters) - given:
+                continue  # needs other fixtures: not a plain backend-parametrised program
             for combo in itertools.product(*axes) if axes else [()]:
                 kwargs = {k: v for d in combo for k, v in d.items()}
                 label = "-".join(str(v) for v in kwargs.values())
