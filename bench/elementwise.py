@@ -19,21 +19,21 @@ NUMEXPR_TAIL = "sqrt(where(t < 0.25, 0.25, where(t > 4.0, 4.0, t)) ** 2)"
 
 
 def chain_numpy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    t = x * y          # 1
-    t = t + x          # 2
-    t = t - y          # 3
-    t = t * 0.5        # 4
-    u = y * y          # 5
-    t = t + u          # 6
-    t = t - x          # 7
-    a = np.abs(x)      # 8
-    a = a + 1.0        # 9
-    t = t / a          # 10
-    t = t * 3.0        # 11
-    t = t - 1.0        # 12
+    t = x * y  # 1
+    t = t + x  # 2
+    t = t - y  # 3
+    t = t * 0.5  # 4
+    u = y * y  # 5
+    t = t + u  # 6
+    t = t - x  # 7
+    a = np.abs(x)  # 8
+    a = a + 1.0  # 9
+    t = t / a  # 10
+    t = t * 3.0  # 11
+    t = t - 1.0  # 12
     t = np.maximum(t, np.float32(0.25))  # 13
-    t = np.minimum(t, np.float32(4.0))   # 14
-    t = t * t          # 15
+    t = np.minimum(t, np.float32(4.0))  # 14
+    t = t * t  # 15
     return np.sqrt(t)  # 16
 
 
@@ -86,6 +86,7 @@ def main() -> None:
         import numexpr
 
         numexpr.set_num_threads(2)
+
         def run_numexpr():
             t = numexpr.evaluate(NUMEXPR_HEAD, local_dict={"x": x, "y": y})
             return numexpr.evaluate(NUMEXPR_TAIL, local_dict={"t": t})
@@ -94,7 +95,9 @@ def main() -> None:
         rows.append(("numexpr (2 threads)", best(run_numexpr, args.repeat)))
     except ImportError:
         rows.append(("numexpr (not installed)", float("nan")))
-    rows.append((f"accy {args.backend} ({exe.kernel_count} kernel)", best(lambda: exe(x, y), args.repeat)))
+    rows.append(
+        (f"accy {args.backend} ({exe.kernel_count} kernel)", best(lambda: exe(x, y), args.repeat))
+    )
     base = rows[0][1]
     print(f"16-op elementwise chain, {n} f32 elements, best of {args.repeat}")
     for name, t in rows:

@@ -29,12 +29,17 @@ def main(backend: str = "cpu") -> int:
         t2 = time.perf_counter()
         ref = wl.reference(wl.inputs)
         rtol, atol = tolerance(np.float32)
-        ok = all(np.allclose(o, r, rtol=rtol * 10, atol=atol * 10) for o, r in zip(outs, ref, strict=True))
+        ok = all(
+            np.allclose(o, r, rtol=rtol * 10, atol=atol * 10)
+            for o, r in zip(outs, ref, strict=True)
+        )
         err = max(float(np.max(np.abs(o - r))) for o, r in zip(outs, ref, strict=True))
         failures += not ok
-        print(f"{name:>18} {elements}x{chain}: {exe.kernel_count:3d} kernels, compile "
-              f"{(t1 - t0) * 1e3:7.1f} ms, run {(t2 - t1) * 1e3:6.2f} ms, max |err| {err:.2e} "
-              f"{'OK' if ok else 'MISMATCH'}")
+        print(
+            f"{name:>18} {elements}x{chain}: {exe.kernel_count:3d} kernels, compile "
+            f"{(t1 - t0) * 1e3:7.1f} ms, run {(t2 - t1) * 1e3:6.2f} ms, max |err| {err:.2e} "
+            f"{'OK' if ok else 'MISMATCH'}"
+        )
     print("all results match numpy" if not failures else f"{failures} mismatches")
     return 1 if failures else 0
 

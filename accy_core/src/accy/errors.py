@@ -165,7 +165,9 @@ class OutOfResources(BackendError):
 class PluginError(AccyError, RuntimeError):
     """A plugin failed to load or its hook raised."""
 
-    def __init__(self, message: str, plugin: str = "", distribution: str = "", cause: str = "") -> None:
+    def __init__(
+        self, message: str, plugin: str = "", distribution: str = "", cause: str = ""
+    ) -> None:
         super().__init__(message)
         self.plugin = plugin
         self.distribution = distribution

@@ -20,22 +20,27 @@ _EXT = {"llvm": "ll", "asm": "s", "obj": "o", "ptx": "ptx", "spirv": "spv"}
 def _compile(args: argparse.Namespace) -> int:
     from accy.errors import UnsupportedError
     from accy.passes import PassContext, run_stages
+
     be = _open_for_compile(args.backend)
     caps = be.capabilities()
     if args.emit not in caps.artifact_formats:
         raise UnsupportedError(
             f"backend '{args.backend}' cannot emit {args.emit!r}; "
             f"it emits: {', '.join(caps.artifact_formats)}",
-            feature=args.emit, backend=args.backend,
+            feature=args.emit,
+            backend=args.backend,
         )
     extra = {"target": args.target} if args.target else {}
     if extra and "target" not in inspect.signature(be.emit).parameters:
         raise UnsupportedError(
             f"backend '{args.backend}' takes no --target (got {args.target!r}); drop --target",
-            feature="target", backend=args.backend,
+            feature="target",
+            backend=args.backend,
         )
     module = load_program(args.program)
-    products = run_stages(module, PassContext(target_profile=be.target_profile(), backend=args.backend))
+    products = run_stages(
+        module, PassContext(target_profile=be.target_profile(), backend=args.backend)
+    )
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for name, kernel in sorted(products[-1].module.attrs.get("kernels", {}).items()):
@@ -62,11 +67,16 @@ def _open_for_compile(name: str):
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("compile", help="write each kernel's artifact ahead of time",
-                              description="Compile PROGRAM.accy and write one artifact per kernel.")
+    p = subparsers.add_parser(
+        "compile",
+        help="write each kernel's artifact ahead of time",
+        description="Compile PROGRAM.accy and write one artifact per kernel.",
+    )
     p.add_argument("program")
     p.add_argument("--backend", "-b", default="cpu")
     p.add_argument("--target", "-t", default=None, help="target override (e.g. sm_90 for cuda)")
-    p.add_argument("--emit", "-e", default="llvm", help="artifact format (llvm, asm, obj, ptx, spirv)")
+    p.add_argument(
+        "--emit", "-e", default="llvm", help="artifact format (llvm, asm, obj, ptx, spirv)"
+    )
     p.add_argument("--output", "-o", required=True, help="output directory")
     p.set_defaults(func=_compile)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from accy.errors import InputError
 
 __all__ = ["load_program", "register"]
@@ -67,11 +68,20 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("run", help="compile and run a text-form program on .npy inputs",
-                              description="Compile PROGRAM.accy and run it on .npy inputs.")
+    p = subparsers.add_parser(
+        "run",
+        help="compile and run a text-form program on .npy inputs",
+        description="Compile PROGRAM.accy and run it on .npy inputs.",
+    )
     p.add_argument("program", help="program in accy's text form (.accy)")
-    p.add_argument("--input", "-i", action="append", default=[], metavar="FILE.npy",
-                   help="one input per function parameter, in order")
+    p.add_argument(
+        "--input",
+        "-i",
+        action="append",
+        default=[],
+        metavar="FILE.npy",
+        help="one input per function parameter, in order",
+    )
     p.add_argument("--backend", "-b", default="cpu", help="backend name (default: cpu)")
     p.add_argument("--function", "-f", default=None, help="function to run (default: the first)")
     p.add_argument("--out", "-o", default=None, help="write outputs to this .npz file")

@@ -91,7 +91,8 @@ def _scalar(x: bool | float | np.generic, dtype: DType, op: str | None) -> np.nd
             (f"'{op}' op: " if op else "")
             + f"scalar {x!r} is not a {dtype} value; pass a tensor or cast the other operand"
             + (f" (at {loc})" if loc else ""),
-            op=op, position=loc,
+            op=op,
+            position=loc,
         )
     return arr
 
@@ -242,10 +243,14 @@ class FunctionBuilder:
         va, vb = self._pair("arith.select", a, b)
         shape = _located(broadcast_shapes, "arith.select", cond.type.shape, va.type.shape)
         c = self.broadcast_to(cond, shape)
-        return self._one("arith.select", [c, self.broadcast_to(va, shape), self.broadcast_to(vb, shape)])
+        return self._one(
+            "arith.select", [c, self.broadcast_to(va, shape), self.broadcast_to(vb, shape)]
+        )
 
     # ---------------------------------------------------------------- reductions
-    def _reduce(self, kind: str, x: Value, axes: Sequence[int] | int | None, keepdims: bool) -> Value:
+    def _reduce(
+        self, kind: str, x: Value, axes: Sequence[int] | int | None, keepdims: bool
+    ) -> Value:
         if axes is None:
             axes = tuple(range(x.type.rank))
         elif isinstance(axes, int):
@@ -277,9 +282,12 @@ class FunctionBuilder:
     ) -> Value:
         """XLA DotGeneral; result = batch dims, lhs free dims, rhs free dims."""
         return self._one(
-            "linalg.dot_general", [lhs, rhs],
-            lhs_contracting=tuple(lhs_contracting), rhs_contracting=tuple(rhs_contracting),
-            lhs_batch=tuple(lhs_batch), rhs_batch=tuple(rhs_batch),
+            "linalg.dot_general",
+            [lhs, rhs],
+            lhs_contracting=tuple(lhs_contracting),
+            rhs_contracting=tuple(rhs_contracting),
+            lhs_batch=tuple(lhs_batch),
+            rhs_batch=tuple(rhs_batch),
         )
 
     def matmul(self, lhs: Value, rhs: Value) -> Value:
@@ -317,13 +325,17 @@ class FunctionBuilder:
     def _updates(self, op: str, dst: Value, indices: Value, values: Operand, axis: int) -> Value:
         rank = dst.type.rank
         ax = axis + rank if axis < 0 else axis
-        shape = dst.type.shape[:ax] + indices.type.shape + dst.type.shape[ax + 1:] \
-            if 0 <= ax < rank else dst.type.shape
+        shape = (
+            dst.type.shape[:ax] + indices.type.shape + dst.type.shape[ax + 1 :]
+            if 0 <= ax < rank
+            else dst.type.shape
+        )
         v = self._value(values, dst, op)
         return self.broadcast_to(v, shape) if v.type.rank <= len(shape) else v
 
-    def scatter(self, dst: Value, indices: Value, values: Operand, axis: int = 0,
-                mode: str = "raise") -> Value:
+    def scatter(
+        self, dst: Value, indices: Value, values: Operand, axis: int = 0, mode: str = "raise"
+    ) -> Value:
         """Copy of ``dst`` with ``values`` (broadcast) written at ``indices`` along ``axis``;
         duplicates: the last position wins (``tensor.scatter``)."""
         v = self._updates("tensor.scatter", dst, indices, values, axis)
@@ -342,21 +354,37 @@ class FunctionBuilder:
         """Stable sorting permutation (i32) along ``axis`` (``tensor.argsort``)."""
         return self._one("tensor.argsort", [x], axis=int(axis), descending=bool(descending))
 
-    def random_uniform(self, shape: TensorType | Sequence[int], seed: int = 0,
-                       dtype: str | DType = "f32", offset: int = 0, low: float = 0.0,
-                       high: float = 1.0, algorithm: str = "philox4x32-10") -> Value:
+    def random_uniform(
+        self,
+        shape: TensorType | Sequence[int],
+        seed: int = 0,
+        dtype: str | DType = "f32",
+        offset: int = 0,
+        low: float = 0.0,
+        high: float = 1.0,
+        algorithm: str = "philox4x32-10",
+    ) -> Value:
         """Uniform floats in ``[low, high)`` from the counter stream ``(seed, offset)``
         (``tensor.random_uniform``); ``shape`` may be a tensor type (its dtype wins)."""
         if isinstance(shape, TensorType):
             shape, dtype = shape.shape, shape.dtype
-        return self._one("tensor.random_uniform", [], shape=tuple(int(s) for s in shape),
-                         dtype=DType.parse(dtype), seed=int(seed), offset=int(offset),
-                         low=float(low), high=float(high), algorithm=algorithm)
+        return self._one(
+            "tensor.random_uniform",
+            [],
+            shape=tuple(int(s) for s in shape),
+            dtype=DType.parse(dtype),
+            seed=int(seed),
+            offset=int(offset),
+            low=float(low),
+            high=float(high),
+            algorithm=algorithm,
+        )
 
     def segment_sum(self, values: Value, segment_ids: Value, num_segments: int) -> Value:
         """Rows of ``values`` summed by ``segment_ids`` (``tensor.segment_sum``)."""
-        return self._one("tensor.segment_sum", [values, segment_ids],
-                         num_segments=int(num_segments))
+        return self._one(
+            "tensor.segment_sum", [values, segment_ids], num_segments=int(num_segments)
+        )
 
     # ---------------------------------------------------------------- finishing
     def return_(self, *values: Value) -> None:
@@ -382,21 +410,28 @@ class FunctionBuilder:
 
 def _install_elementwise() -> None:
     for name in ("add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor"):
+
         def binary(self, a: Operand, b: Operand, _n=f"arith.{name}") -> Value:
             return self._binary(_n, a, b)
+
         binary.__doc__ = f"Elementwise ``{name}`` with numpy broadcasting."
         setattr(FunctionBuilder, name if name not in ("and", "or") else f"{name}_", binary)
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+
         def compare(self, a: Operand, b: Operand, _n=f"arith.{name}") -> Value:
             return self._binary(_n, a, b)
+
         compare.__doc__ = f"Elementwise ``{name}`` comparison; result dtype bool."
         setattr(FunctionBuilder, name, compare)
     unary = {"neg": "arith.neg", "abs": "arith.abs", "not_": "arith.not"}
-    unary.update({n: f"math.{n}" for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos",
-                                           "sigmoid")})
+    unary.update(
+        {n: f"math.{n}" for n in ("exp", "log", "sqrt", "rsqrt", "tanh", "sin", "cos", "sigmoid")}
+    )
     for meth, opname in unary.items():
+
         def un(self, x: Value, _n=opname) -> Value:
             return self._one(_n, [x])
+
         un.__doc__ = f"Elementwise ``{opname}``."
         setattr(FunctionBuilder, meth, un)
 

@@ -137,7 +137,9 @@ class Operation:
         """Remove this op from its block; its results must have no uses left."""
         for r in self.results:
             if r.uses:
-                raise InternalError(f"erasing {self.name} whose result is still used; please report")
+                raise InternalError(
+                    f"erasing {self.name} whose result is still used; please report"
+                )
         self.drop_uses()
         if self.parent is not None:
             self.parent.ops.remove(self)
@@ -250,7 +252,9 @@ class Module:
                 return f
         from accy.errors import IRError, known_names
 
-        raise IRError(f"no function @{name} in module; {known_names(f.name for f in self.functions)}")
+        raise IRError(
+            f"no function @{name} in module; {known_names(f.name for f in self.functions)}"
+        )
 
     def walk(self) -> Iterator[Operation]:
         for f in self.functions:

@@ -11,7 +11,7 @@ from accy.errors import VerifyError, known_names
 __all__ = ["DType"]
 
 
-class DType(str, Enum):
+class DType(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of members)
     """Element type of a tensor. ``bool`` is one byte per element at the buffer boundary."""
 
     F32 = "f32"

@@ -201,15 +201,19 @@ class _Parser:
             raise self.error(f"use of undefined value {tok.text}", tok)
         return scope[tok.text]
 
-    def parse_op(self, block: Block, scope: dict[str, Value]) -> Operation:
-        start = self.peek()
+    def parse_result_names(self) -> list[_Tok]:
+        """``%a, %b =`` before an op (empty when the op defines nothing)."""
         names: list[_Tok] = []
-        if start.kind == "value":
+        if self.peek().kind == "value":
             while True:
                 names.append(self.next())
                 if not self.accept(","):
                     break
             self.expect("=")
+        return names
+
+    def parse_op(self, block: Block, scope: dict[str, Value]) -> Operation:
+        names = self.parse_result_names()
         name_tok = self.next()
         if name_tok.kind != "ident" or "." not in name_tok.text:
             raise self.error(f"expected an op name like arith.add, got '{name_tok.text}'", name_tok)
@@ -228,14 +232,22 @@ class _Parser:
         self.expect("->")
         result_types = self.parse_type_list() if self.peek().text == "(" else [self.parse_type()]
         if len(operand_types) != len(operands):
-            raise self.error(f"'{name_tok.text}' lists {len(operand_types)} operand types "
-                             f"for {len(operands)} operands", name_tok)
+            raise self.error(
+                f"'{name_tok.text}' lists {len(operand_types)} operand types "
+                f"for {len(operands)} operands",
+                name_tok,
+            )
         for v, t in zip(operands, operand_types, strict=True):
             if v.type != t:
-                raise self.error(f"operand type {t} does not match the value's type {v.type}", name_tok)
+                raise self.error(
+                    f"operand type {t} does not match the value's type {v.type}", name_tok
+                )
         if len(names) != len(result_types):
-            raise self.error(f"'{name_tok.text}' defines {len(names)} values but has "
-                             f"{len(result_types)} result types", name_tok)
+            raise self.error(
+                f"'{name_tok.text}' defines {len(names)} values but has "
+                f"{len(result_types)} result types",
+                name_tok,
+            )
         attrs = self.convert_attrs(op_def, attrs, result_types, name_tok)
         regions = []
         if self.peek().text == "{":
@@ -261,7 +273,10 @@ class _Parser:
         return out
 
     def to_dense(self, v, result_types, tok) -> np.ndarray:
-        if not (isinstance(v, tuple) and len(v) == 2 and v[0] in ("hex", "list")) or len(result_types) != 1:
+        if (
+            not (isinstance(v, tuple) and len(v) == 2 and v[0] in ("hex", "list"))
+            or len(result_types) != 1
+        ):
             raise self.error("dense attribute needs dense<...> and one result type", tok)
         t = result_types[0]
         if v[0] == "hex":
@@ -271,7 +286,9 @@ class _Parser:
             return np.frombuffer(v[1], dtype=dt).astype(t.dtype.numpy).reshape(t.shape)
         items = v[1]
         if len(items) != t.num_elements:
-            raise self.error(f"dense literal has {len(items)} elements, {t} needs {t.num_elements}", tok)
+            raise self.error(
+                f"dense literal has {len(items)} elements, {t} needs {t.num_elements}", tok
+            )
         for x in items:
             if not _literal_fits(x, t.dtype):
                 raise self.error(f"dense literal element {x!r} is not a valid {t.dtype} value", tok)

@@ -107,7 +107,9 @@ def _print_op(op: Operation, namer: _Namer, indent: str, out: list[str]) -> None
     if operands:
         line += " " + operands
     if op.attrs:
-        line += " {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in sorted(op.attrs.items())) + "}"
+        line += (
+            " {" + ", ".join(f"{k} = {format_attr(v)}" for k, v in sorted(op.attrs.items())) + "}"
+        )
     rtypes = [r.type for r in op.results]
     line += f" : {_types([v.type for v in op.operands])} -> "
     line += str(rtypes[0]) if len(rtypes) == 1 else _types(rtypes)
@@ -134,9 +136,11 @@ def print_function(f: Function, out: list[str]) -> None:
     args = ", ".join(f"{namer.arg(a)}: {a.type}" for a in f.params)
     head = f"  func @{f.name}({args}) -> {_types(f.result_types)}"
     if f.attrs:
-        head += " attributes {" + ", ".join(
-            f"{k} = {format_attr(v)}" for k, v in sorted(f.attrs.items())
-        ) + "}"
+        head += (
+            " attributes {"
+            + ", ".join(f"{k} = {format_attr(v)}" for k, v in sorted(f.attrs.items()))
+            + "}"
+        )
     out.append(head + " {")
     _print_block(f.body, namer, "    ", out, header=False)
     out.append("  }")

@@ -32,7 +32,8 @@ def _verify_op(fn: Function, op: Operation, path: str, visible: set[Value]) -> N
             raise VerifyError(
                 f"'{op.name}' op at {pos}: operand #{i} is not defined before use "
                 "(or is defined outside an isolated region)",
-                op=op.name, position=pos,
+                op=op.name,
+                position=pos,
             )
     if op_def.has("region"):
         _verify_region_op(fn, op, path)
@@ -46,7 +47,8 @@ def _verify_op(fn: Function, op: Operation, path: str, visible: set[Value]) -> N
             raise VerifyError(
                 f"'{op.name}' op at {pos}: result types {[str(t) for t in got]} do not match "
                 f"inferred {[str(t) for t in inferred]}",
-                op=op.name, position=pos,
+                op=op.name,
+                position=pos,
             )
 
 
@@ -58,14 +60,16 @@ def _verify_region_op(fn: Function, op: Operation, path: str) -> None:
     if [a.type for a in block.args] != [v.type for v in op.operands]:
         raise VerifyError(
             f"'{op.name}' op at {pos}: region argument types must equal operand types",
-            op=op.name, position=pos,
+            op=op.name,
+            position=pos,
         )
     term = _verify_block(fn, block, path + ".", set(block.args), terminator="dispatch.yield")
     if [v.type for v in term.operands] != [r.type for r in op.results]:
         raise VerifyError(
             f"'{op.name}' op at {pos}: yielded types {[str(v.type) for v in term.operands]} "
             f"do not match results {[str(r.type) for r in op.results]}",
-            op=op.name, position=pos,
+            op=op.name,
+            position=pos,
         )
 
 
@@ -77,7 +81,9 @@ def _verify_block(
     for i, op in enumerate(block.ops):
         path = f"{prefix}#{i}"
         if op.name == terminator and i != len(block.ops) - 1:
-            raise VerifyError(f"'{op.name}' op at @{fn.name}:{path}: terminator in the middle of a block")
+            raise VerifyError(
+                f"'{op.name}' op at @{fn.name}:{path}: terminator in the middle of a block"
+            )
         _verify_op(fn, op, path, visible)
         visible.update(op.results)
     return block.ops[-1]
@@ -91,7 +97,8 @@ def verify_function(fn: Function) -> None:
         raise VerifyError(
             f"'func.return' op in @{fn.name}: returns {[str(t) for t in got]}, "
             f"function declares {[str(t) for t in fn.result_types]}",
-            op="func.return", position=_where(fn, f"#{len(fn.body.ops) - 1}", term),
+            op="func.return",
+            position=_where(fn, f"#{len(fn.body.ops) - 1}", term),
         )
 
 

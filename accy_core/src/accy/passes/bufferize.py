@@ -59,8 +59,9 @@ class _Slots:
         return best
 
 
-def plan_function(fn: Function, reuse: bool = True, in_place: bool = True,
-                  target: object = None) -> None:
+def plan_function(
+    fn: Function, reuse: bool = True, in_place: bool = True, target: object = None
+) -> None:
     """Annotate ``fn`` with its slot plan (see module docstring)."""
     slots = _Slots()
     slot_of: dict[Value, int] = {}
@@ -96,7 +97,11 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
     if out not in slot_of:
         if in_place and op.attrs.get("kind") == "map":
             for k, v in enumerate(op.operands):
-                if v in dying and slots.sizes[slot_of[v]] == out.type.nbytes and _identity_read(op, k):
+                if (
+                    v in dying
+                    and slots.sizes[slot_of[v]] == out.type.nbytes
+                    and _identity_read(op, k)
+                ):
                     slot_of[out] = slot_of[v]
                     dying.remove(v)
                     chosen = tuple(j for j, w in enumerate(op.operands) if w is v)

@@ -59,7 +59,11 @@ def _step(subs: list[str], i: int, j: int, out: str) -> list[str]:
 
 
 def plan_contractions(
-    subs: list[str], out: str, extents: dict[str, int], strategy: str = "greedy", beam_width: int = 8
+    subs: list[str],
+    out: str,
+    extents: dict[str, int],
+    strategy: str = "greedy",
+    beam_width: int = 8,
 ) -> Path:
     """Return the pair order: a list of (i, j) positions into the shrinking operand list."""
     if strategy == "greedy":
@@ -84,7 +88,9 @@ def plan_contractions(
     return beams[0][1]
 
 
-def _reduce_exclusive(rw: Rewriter, v: Value, s: str, others: list[str], out: str) -> tuple[Value, str]:
+def _reduce_exclusive(
+    rw: Rewriter, v: Value, s: str, others: list[str], out: str
+) -> tuple[Value, str]:
     needed = set(out)
     for o in others:
         needed |= set(o)
@@ -95,12 +101,15 @@ def _reduce_exclusive(rw: Rewriter, v: Value, s: str, others: list[str], out: st
     return v, "".join(c for c in s if c in needed)
 
 
-def _contract(rw: Rewriter, a: Value, sa: str, b: Value, sb: str, keep: set[str]) -> tuple[Value, str]:
+def _contract(
+    rw: Rewriter, a: Value, sa: str, b: Value, sb: str, keep: set[str]
+) -> tuple[Value, str]:
     shared = set(sa) & set(sb)
     batch = [c for c in sa if c in shared and c in keep]
     contract = [c for c in sa if c in shared and c not in keep]
     v = rw.op(
-        "linalg.dot_general", [a, b],
+        "linalg.dot_general",
+        [a, b],
         lhs_contracting=tuple(sa.index(c) for c in contract),
         rhs_contracting=tuple(sb.index(c) for c in contract),
         lhs_batch=tuple(sa.index(c) for c in batch),
@@ -131,11 +140,17 @@ class EinsumLoweringPass(Pass):
     def _lower(self, op) -> None:
         rw = Rewriter(op)
         subs, out = parse_einsum(op.attrs["spec"], len(op.operands))
-        extents = {c: e for s, v in zip(subs, op.operands, strict=True) for c, e in zip(s, v.type.shape, strict=True)}
+        extents = {
+            c: e
+            for s, v in zip(subs, op.operands, strict=True)
+            for c, e in zip(s, v.type.shape, strict=True)
+        }
         vals = list(op.operands)
         subs = list(subs)
         for k in range(len(vals)):
-            vals[k], subs[k] = _reduce_exclusive(rw, vals[k], subs[k], subs[:k] + subs[k + 1:], out)
+            vals[k], subs[k] = _reduce_exclusive(
+                rw, vals[k], subs[k], subs[:k] + subs[k + 1 :], out
+            )
         for i, j in plan_contractions(subs, out, extents, self.strategy, self.beam_width):
             keep = _keep(subs, (i, j), out)
             v, s = _contract(rw, vals[i], subs[i], vals[j], subs[j], keep)

@@ -5,8 +5,8 @@ A value is *materialized* (written to a buffer) when it is returned, is the resu
 reduction or ``dot_general``, is used more than once and is not cheap to recompute, or is
 an operand of ``dot_general`` computed by arithmetic (contraction prologues only take index
 maps). Everything else is fused into its consumers: elementwise chains, broadcasts,
-transposes, reshapes, slices, pads, iota and scalar constants become expressions inside one kernel, and
-elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
+transposes, reshapes, slices, pads, iota and scalar constants become expressions inside one
+kernel, and elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
 constants, iota) used several times are duplicated into each consumer.
 
 Region kinds: ``map`` (one output element per work-item over the result shape),
@@ -28,8 +28,16 @@ from accy.passes.base import Pass, PassContext
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
 
-INDEX_OPS = frozenset({"tensor.broadcast_to", "tensor.reshape", "tensor.transpose", "tensor.iota",
-                       "tensor.slice", "tensor.pad"})
+INDEX_OPS = frozenset(
+    {
+        "tensor.broadcast_to",
+        "tensor.reshape",
+        "tensor.transpose",
+        "tensor.iota",
+        "tensor.slice",
+        "tensor.pad",
+    }
+)
 ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})
 
 
@@ -66,8 +74,11 @@ def _materialized(fn: Function) -> set[Value]:
     while changed:
         changed = False
         for op in fn.body.ops:
-            if op.name in ROOT_OPS or op.name in LIBRARY_OPS or op.name in (
-                    "tensor.constant", "func.return"):
+            if (
+                op.name in ROOT_OPS
+                or op.name in LIBRARY_OPS
+                or op.name in ("tensor.constant", "func.return")
+            ):
                 continue
             for v in op.results:
                 if v in mat:
@@ -110,8 +121,14 @@ def _build_region(fn: Function, v: Value, mat: set[Value]) -> Operation:
     mapping = dict(zip(inputs, block.args, strict=True))
     clone_block_into(src, block, mapping)
     block.append(Operation("dispatch.yield", [mapping[v]], []))
-    region_op = Operation("dispatch.region", inputs, [v.type], {"kind": kind}, [Region(block)],
-                          location=root.location if root else None)
+    region_op = Operation(
+        "dispatch.region",
+        inputs,
+        [v.type],
+        {"kind": kind},
+        [Region(block)],
+        location=root.location if root else None,
+    )
     fn.body.insert_before(root, region_op)
     v.replace_all_uses_with(region_op.results[0])
     return region_op
@@ -122,12 +139,23 @@ def _build_library_region(fn: Function, op: Operation) -> Operation:
     inputs = list(dict.fromkeys(op.operands))
     block = Block([x.type for x in inputs])
     mapping = dict(zip(inputs, block.args, strict=True))
-    inner = Operation(op.name, [mapping[x] for x in op.operands],
-                      [r.type for r in op.results], dict(op.attrs), location=op.location)
+    inner = Operation(
+        op.name,
+        [mapping[x] for x in op.operands],
+        [r.type for r in op.results],
+        dict(op.attrs),
+        location=op.location,
+    )
     block.append(inner)
     block.append(Operation("dispatch.yield", [inner.results[0]], []))
-    region_op = Operation("dispatch.region", inputs, [op.results[0].type], {"kind": "library"},
-                          [Region(block)], location=op.location)
+    region_op = Operation(
+        "dispatch.region",
+        inputs,
+        [op.results[0].type],
+        {"kind": "library"},
+        [Region(block)],
+        location=op.location,
+    )
     fn.body.insert_before(op, region_op)
     op.results[0].replace_all_uses_with(region_op.results[0])
     return region_op
@@ -149,7 +177,9 @@ def fuse_function(fn: Function) -> int:
                 _build_region(fn, v, mat)
                 count += 1
     for op in reversed(list(fn.body.ops)):
-        if op.name not in ("func.return", "dispatch.region") and all(not r.uses for r in op.results):
+        if op.name not in ("func.return", "dispatch.region") and all(
+            not r.uses for r in op.results
+        ):
             op.erase()
     return count
 

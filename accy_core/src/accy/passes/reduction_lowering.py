@@ -31,7 +31,9 @@ class ReductionLoweringPass(Pass):
                 axes = tuple(a + rank if a < 0 else a for a in op.attrs["axes"])
                 n = math.prod(x.type.shape[a] for a in axes)
                 rw = Rewriter(op)
-                s = rw.op("reduce.sum", [x], axes=axes, keepdims=bool(op.attrs.get("keepdims", False)))
+                s = rw.op(
+                    "reduce.sum", [x], axes=axes, keepdims=bool(op.attrs.get("keepdims", False))
+                )
                 divisor = float(n) if n else float("nan")
                 rw.replace_with([rw.op("arith.div", [s, rw.splat(divisor, s.type)])])
                 changed = True

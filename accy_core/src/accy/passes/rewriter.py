@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from accy.ir import Operation, TensorType, Value, get_op_def
 from accy.ir.core import Block
 
@@ -47,7 +48,11 @@ class Rewriter:
         return self.op("tensor.broadcast_to", [c], shape=type.shape)
 
     def broadcast(self, x: Value, shape: tuple[int, ...]) -> Value:
-        return x if x.type.shape == tuple(shape) else self.op("tensor.broadcast_to", [x], shape=tuple(shape))
+        return (
+            x
+            if x.type.shape == tuple(shape)
+            else self.op("tensor.broadcast_to", [x], shape=tuple(shape))
+        )
 
     def replace_with(self, values: Sequence[Value]) -> None:
         """Replace the anchor's results by ``values`` and erase the anchor."""

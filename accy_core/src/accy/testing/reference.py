@@ -23,7 +23,9 @@ def tolerance(dtype: np.dtype | str) -> tuple[float, float]:
     return TOLERANCES.get(np.dtype(dtype).name, (0.0, 0.0))
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, scale: float = 1.0, what: str = "") -> None:
+def assert_close(
+    actual: np.ndarray, expected: np.ndarray, scale: float = 1.0, what: str = ""
+) -> None:
     """Assert ``actual`` matches ``expected`` in dtype, shape and value (see module doc).
 
     Args:
@@ -37,5 +39,6 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, scale: float = 1.0, w
     if rtol == 0:
         np.testing.assert_array_equal(actual, expected, err_msg=what)
     else:
-        np.testing.assert_allclose(actual, expected, rtol=rtol * scale, atol=atol * scale,
-                                   equal_nan=True, err_msg=what)
+        np.testing.assert_allclose(
+            actual, expected, rtol=rtol * scale, atol=atol * scale, equal_nan=True, err_msg=what
+        )

@@ -38,7 +38,9 @@ def dot_general_dims(attrs) -> tuple[tuple[int, ...], ...]:
 def _check_dims(name: str, dims: tuple[int, ...], rank: int, side: str) -> None:
     for d in dims:
         if not 0 <= d < rank:
-            raise fail("linalg.dot_general", f"{side} {name} dimension {d} out of range for rank {rank}")
+            raise fail(
+                "linalg.dot_general", f"{side} {name} dimension {d} out of range for rank {rank}"
+            )
     if len(set(dims)) != len(dims):
         raise fail("linalg.dot_general", f"{side} {name} dimensions {list(dims)} repeat")
 
@@ -47,11 +49,15 @@ def _dot_infer(types, attrs):
     op = "linalg.dot_general"
     lhs, rhs = types
     if lhs.dtype != rhs.dtype:
-        raise fail(op, f"operand dtypes must match, got {lhs.dtype} and {rhs.dtype}; cast one first")
+        raise fail(
+            op, f"operand dtypes must match, got {lhs.dtype} and {rhs.dtype}; cast one first"
+        )
     require_dtype(op, lhs, NUMERIC)
     lc, rc, lb, rb = dot_general_dims(attrs)
     if len(lc) != len(rc):
-        raise fail(op, f"lhs_contracting {list(lc)} and rhs_contracting {list(rc)} differ in length")
+        raise fail(
+            op, f"lhs_contracting {list(lc)} and rhs_contracting {list(rc)} differ in length"
+        )
     if len(lb) != len(rb):
         raise fail(op, f"lhs_batch {list(lb)} and rhs_batch {list(rb)} differ in length")
     _check_dims("contracting/batch", lc + lb, lhs.rank, "lhs")
@@ -67,7 +73,9 @@ def _dot_infer(types, attrs):
             )
     lfree = [d for d in range(lhs.rank) if d not in lc and d not in lb]
     rfree = [d for d in range(rhs.rank) if d not in rc and d not in rb]
-    shape = [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lfree] + [rhs.shape[d] for d in rfree]
+    shape = (
+        [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lfree] + [rhs.shape[d] for d in rfree]
+    )
     return [TensorType(lhs.dtype, tuple(shape))]
 
 
@@ -118,7 +126,9 @@ def parse_einsum(spec: str, n_operands: int) -> tuple[list[str], str]:
             if ch not in _LETTERS:
                 raise fail(op, f"invalid index character {ch!r} in spec {spec!r}")
         if len(set(sub)) != len(sub):
-            raise fail(op, f"repeated index in {sub!r} of spec {spec!r} (diagonals are not supported)")
+            raise fail(
+                op, f"repeated index in {sub!r} of spec {spec!r} (diagonals are not supported)"
+            )
     if not arrow:
         counts: dict[str, int] = {}
         for sub in ins:
@@ -137,16 +147,22 @@ def _einsum_infer(types, attrs):
         raise fail(op, "expected at least 1 operand, got 0")
     for t in types[1:]:
         if t.dtype != types[0].dtype:
-            raise fail(op, f"operand dtypes must match, got {types[0].dtype} and {t.dtype}; cast first")
+            raise fail(
+                op, f"operand dtypes must match, got {types[0].dtype} and {t.dtype}; cast first"
+            )
     require_dtype(op, types[0], NUMERIC)
     ins, out = parse_einsum(attrs["spec"], len(types))
     extents: dict[str, int] = {}
     for i, (sub, t) in enumerate(zip(ins, types, strict=True)):
         if len(sub) != t.rank:
-            raise fail(op, f"operand #{i} has rank {t.rank} but subscript {sub!r} has {len(sub)} indices")
+            raise fail(
+                op, f"operand #{i} has rank {t.rank} but subscript {sub!r} has {len(sub)} indices"
+            )
         for ch, ext in zip(sub, t.shape, strict=True):
             if extents.setdefault(ch, ext) != ext:
-                raise fail(op, f"index {ch!r} has extent {extents[ch]} and {ext} (operand #{i} {t})")
+                raise fail(
+                    op, f"index {ch!r} has extent {extents[ch]} and {ext} (operand #{i} {t})"
+                )
     return [TensorType(types[0].dtype, tuple(extents[c] for c in out))]
 
 
@@ -154,11 +170,26 @@ def _einsum_ref(xs, attrs):
     return [np.asarray(np.einsum(attrs["spec"], *xs)).astype(xs[0].dtype)]
 
 
-register_op(OpDef("linalg.dot_general", 2, _dot_infer, _dot_ref,
-                  attrs={"lhs_contracting": "ints", "rhs_contracting": "ints"},
-                  optional_attrs={"lhs_batch": ("ints", ()), "rhs_batch": ("ints", ())},
-                  summary="XLA DotGeneral: batch + contracting dimensions"))
-register_op(OpDef("linalg.einsum", None, _einsum_infer, _einsum_ref, attrs={"spec": "str"},
-                  summary="numpy einsum (no ellipsis, no diagonals)"))
+register_op(
+    OpDef(
+        "linalg.dot_general",
+        2,
+        _dot_infer,
+        _dot_ref,
+        attrs={"lhs_contracting": "ints", "rhs_contracting": "ints"},
+        optional_attrs={"lhs_batch": ("ints", ()), "rhs_batch": ("ints", ())},
+        summary="XLA DotGeneral: batch + contracting dimensions",
+    )
+)
+register_op(
+    OpDef(
+        "linalg.einsum",
+        None,
+        _einsum_infer,
+        _einsum_ref,
+        attrs={"spec": "str"},
+        summary="numpy einsum (no ellipsis, no diagonals)",
+    )
+)
 
 __all__ = ["dot_general_dims", "dot_general_spec", "parse_einsum"]

@@ -76,7 +76,9 @@ class OpDef:
         out.update(attrs)
         return out
 
-    def infer_types(self, operand_types: Sequence[TensorType], attrs: dict[str, Any]) -> list[TensorType]:
+    def infer_types(
+        self, operand_types: Sequence[TensorType], attrs: dict[str, Any]
+    ) -> list[TensorType]:
         """Check operand count and attributes, then return the inferred result types.
 
         Raises:
@@ -85,7 +87,8 @@ class OpDef:
         """
         if self.num_operands is not None and len(operand_types) != self.num_operands:
             raise VerifyError(
-                f"'{self.name}' op: expected {self.num_operands} operands, got {len(operand_types)}",
+                f"'{self.name}' op: expected {self.num_operands} operands, "
+                f"got {len(operand_types)}",
                 op=self.name,
             )
         for a, value in attrs.items():  # unknown first: a misspelt name is also a missing one
@@ -136,9 +139,7 @@ def _kind_ok(kind: str, v: Any) -> bool:
 def _check_attr_kind(op: str, name: str, kind: str, v: Any) -> None:
     """Raise VerifyError if attribute ``name`` of ``op`` is not of its declared kind."""
     if not _kind_ok(kind, v):
-        raise VerifyError(
-            f"'{op}' op: attribute '{name}' must be of kind {kind}, got {v!r}", op=op
-        )
+        raise VerifyError(f"'{op}' op: attribute '{name}' must be of kind {kind}, got {v!r}", op=op)
 
 
 _REGISTRY: dict[str, OpDef] = {}
@@ -177,5 +178,14 @@ def _ensure_loaded() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        from accy.ir.ops import arith, dispatch, func, linalg, math, nn, reduce, tensor  # noqa: F401
-        from accy.ir.ops import library  # noqa: F401
+        from accy.ir.ops import (  # noqa: F401
+            arith,
+            dispatch,
+            func,
+            library,  # noqa: F401
+            linalg,
+            math,
+            nn,
+            reduce,
+            tensor,
+        )

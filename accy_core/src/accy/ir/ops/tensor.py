@@ -41,11 +41,14 @@ def _constant_infer(types, attrs):
 def _broadcast_infer(types, attrs):
     src, shape = types[0], tuple(attrs["shape"])
     if len(shape) < src.rank:
-        raise fail("tensor.broadcast_to", f"cannot broadcast {src} to lower rank shape {list(shape)}")
+        raise fail(
+            "tensor.broadcast_to", f"cannot broadcast {src} to lower rank shape {list(shape)}"
+        )
     for s, d in zip(reversed(src.shape), reversed(shape), strict=False):
         if s != d and s != 1:
             raise fail(
-                "tensor.broadcast_to", f"cannot broadcast {src} to shape {list(shape)}: extent {s} vs {d}"
+                "tensor.broadcast_to",
+                f"cannot broadcast {src} to shape {list(shape)}: extent {s} vs {d}",
             )
     return [src.with_shape(shape)]
 
@@ -64,7 +67,9 @@ def _reshape_infer(types, attrs):
 def _transpose_infer(types, attrs):
     src, perm = types[0], tuple(attrs["perm"])
     if sorted(perm) != list(range(src.rank)):
-        raise fail("tensor.transpose", f"perm {list(perm)} is not a permutation of 0..{src.rank - 1}")
+        raise fail(
+            "tensor.transpose", f"perm {list(perm)} is not a permutation of 0..{src.rank - 1}"
+        )
     return [src.with_shape(tuple(src.shape[p] for p in perm))]
 
 
@@ -99,8 +104,11 @@ def _slice_infer(types, attrs):
     start, limit = _per_axis("tensor.slice", src, attrs, ("start", "limit"))
     for d, (lo, hi, n) in enumerate(zip(start, limit, src.shape, strict=True)):
         if not 0 <= lo <= hi <= n:
-            raise fail("tensor.slice", f"axis {d}: expected 0 <= start <= limit <= {n}, "
-                       f"got start {lo}, limit {hi}; clamp the bounds to the extent")
+            raise fail(
+                "tensor.slice",
+                f"axis {d}: expected 0 <= start <= limit <= {n}, "
+                f"got start {lo}, limit {hi}; clamp the bounds to the extent",
+            )
     return [src.with_shape(tuple(hi - lo for lo, hi in zip(start, limit, strict=True)))]
 
 
@@ -113,8 +121,11 @@ def _pad_infer(types, attrs):
     src = types[0]
     low, high = _per_axis("tensor.pad", src, attrs, ("low", "high"))
     if min(low + high, default=0) < 0:
-        raise fail("tensor.pad", f"low and high must be >= 0, got low {list(low)}, "
-                   f"high {list(high)}; use tensor.slice to crop")
+        raise fail(
+            "tensor.pad",
+            f"low and high must be >= 0, got low {list(low)}, "
+            f"high {list(high)}; use tensor.slice to crop",
+        )
     return [src.with_shape(tuple(n + a + b for n, a, b in zip(src.shape, low, high, strict=True)))]
 
 
@@ -125,28 +136,78 @@ def _pad_ref(xs, attrs):
     return [np.pad(x, widths, mode="constant", constant_values=fill)]
 
 
-register_op(OpDef("tensor.constant", 0, _constant_infer, lambda xs, a: [a["value"].copy()],
-                  attrs={"value": "dense"}, optional_attrs={"slot": ("int", -1)},
-                  traits=frozenset({"pure", "constant"}),
-                  summary="a literal tensor"))
-register_op(OpDef("tensor.broadcast_to", 1, _broadcast_infer,
-                  lambda xs, a: [np.broadcast_to(xs[0], tuple(a["shape"])).copy()],
-                  attrs={"shape": "ints"}, summary="numpy-style broadcast to a shape"))
-register_op(OpDef("tensor.reshape", 1, _reshape_infer,
-                  lambda xs, a: [xs[0].reshape(tuple(a["shape"])).copy()],
-                  attrs={"shape": "ints"}, summary="row-major reshape"))
-register_op(OpDef("tensor.transpose", 1, _transpose_infer,
-                  lambda xs, a: [np.transpose(xs[0], tuple(a["perm"])).copy()],  # keeps 0-d
-                  attrs={"perm": "ints"}, summary="permute axes"))
-register_op(OpDef("tensor.iota", 0, _iota_infer, _iota_ref,
-                  attrs={"shape": "ints", "dim": "int", "dtype": "dtype"},
-                  summary="index along one dimension"))
+register_op(
+    OpDef(
+        "tensor.constant",
+        0,
+        _constant_infer,
+        lambda xs, a: [a["value"].copy()],
+        attrs={"value": "dense"},
+        optional_attrs={"slot": ("int", -1)},
+        traits=frozenset({"pure", "constant"}),
+        summary="a literal tensor",
+    )
+)
+register_op(
+    OpDef(
+        "tensor.broadcast_to",
+        1,
+        _broadcast_infer,
+        lambda xs, a: [np.broadcast_to(xs[0], tuple(a["shape"])).copy()],
+        attrs={"shape": "ints"},
+        summary="numpy-style broadcast to a shape",
+    )
+)
+register_op(
+    OpDef(
+        "tensor.reshape",
+        1,
+        _reshape_infer,
+        lambda xs, a: [xs[0].reshape(tuple(a["shape"])).copy()],
+        attrs={"shape": "ints"},
+        summary="row-major reshape",
+    )
+)
+register_op(
+    OpDef(
+        "tensor.transpose",
+        1,
+        _transpose_infer,
+        lambda xs, a: [np.transpose(xs[0], tuple(a["perm"])).copy()],  # keeps 0-d
+        attrs={"perm": "ints"},
+        summary="permute axes",
+    )
+)
+register_op(
+    OpDef(
+        "tensor.iota",
+        0,
+        _iota_infer,
+        _iota_ref,
+        attrs={"shape": "ints", "dim": "int", "dtype": "dtype"},
+        summary="index along one dimension",
+    )
+)
 
-register_op(OpDef("tensor.slice", 1, _slice_infer, _slice_ref,
-                  attrs={"start": "ints", "limit": "ints"},
-                  summary="contiguous sub-block [start, limit) of every axis"))
-register_op(OpDef("tensor.pad", 1, _pad_infer, _pad_ref,
-                  attrs={"low": "ints", "high": "ints", "value": "float"},
-                  summary="constant padding before (low) and after (high) every axis"))
+register_op(
+    OpDef(
+        "tensor.slice",
+        1,
+        _slice_infer,
+        _slice_ref,
+        attrs={"start": "ints", "limit": "ints"},
+        summary="contiguous sub-block [start, limit) of every axis",
+    )
+)
+register_op(
+    OpDef(
+        "tensor.pad",
+        1,
+        _pad_infer,
+        _pad_ref,
+        attrs={"low": "ints", "high": "ints", "value": "float"},
+        summary="constant padding before (low) and after (high) every axis",
+    )
+)
 
 __all__: list[str] = []

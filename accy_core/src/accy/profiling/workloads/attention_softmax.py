@@ -27,4 +27,6 @@ def build(elements: int, chain: int, seed: int = 0) -> Workload:
         e = np.exp(sc - sc.max(axis=-1, keepdims=True))
         return [(e / e.sum(axis=-1, keepdims=True)) @ v]
 
-    return Workload("attention_softmax", elements, chain, b.finish(), rng_inputs(seed, shapes), reference)
+    return Workload(
+        "attention_softmax", elements, chain, b.finish(), rng_inputs(seed, shapes), reference
+    )

@@ -39,7 +39,9 @@ def rng_inputs(seed: int, shapes: list[tuple[int, ...]], scale: float = 1.0) -> 
     return [(rng.standard_normal(s) * scale).astype(np.float32) for s in shapes]
 
 
-def layer_norm(fb: FunctionBuilder, x: Value, gamma: Value, beta: Value, eps: float = 1e-5) -> Value:
+def layer_norm(
+    fb: FunctionBuilder, x: Value, gamma: Value, beta: Value, eps: float = 1e-5
+) -> Value:
     """Layer norm over the last axis, written from primitives (mean, variance, rsqrt)."""
     axis = x.type.rank - 1
     mu = fb.reduce_mean(x, axes=[axis], keepdims=True)
@@ -48,7 +50,9 @@ def layer_norm(fb: FunctionBuilder, x: Value, gamma: Value, beta: Value, eps: fl
     return fb.add(fb.mul(fb.mul(d, fb.rsqrt(fb.add(var, eps))), gamma), beta)
 
 
-def np_layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+def np_layer_norm(
+    x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5
+) -> np.ndarray:
     mu = x.mean(axis=-1, keepdims=True)
     d = x - mu
     var = (d * d).mean(axis=-1, keepdims=True)
