@@ -67,3 +67,49 @@ def test_scatter_add_errors():
         ak.scatter_add(np.zeros(3, np.uint32), np.array([0]), np.ones(1, np.uint32))
     with pytest.raises(IndexOutOfRangeError):
         ak.scatter_add(np.zeros(3), np.array([5]), np.ones(1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("tiles", [None, 1, 3, 8])
+def test_scatter_add_privatized(backend, dtype, tiles):
+    # per-tile private histograms (no atomics): every dtype on every backend, any tile count
+    from accy.kernels import Candidate
+    cand = Candidate(64, 1, (("tiles", tiles),)) if tiles else None
+    rng = np.random.default_rng(7)
+    dst = random_values(dtype, 3 * 11 * 2).reshape(3, 11, 2)
+    idx = rng.integers(-11, 11, 37)
+    vals = random_values(dtype, 3 * 37 * 2, seed=5).reshape(3, 37, 2)
+    assert_close(ak.scatter_add(dst, idx, vals, axis=1, backend=backend, variant="privatized",
+                                candidate=cand),
+                 ref.scatter_add(dst, idx, vals, axis=1), scale=10)
+    flat = random_values(dtype, 50)
+    fidx = rng.integers(0, 50, 5000)
+    fvals = random_values(dtype, 5000, seed=6)
+    assert_close(ak.scatter_add(flat, fidx, fvals, backend=backend, variant="privatized",
+                                candidate=cand),
+                 ref.scatter_add(flat, fidx, fvals), scale=100)
+
+
+def test_scatter_add_privatized_empty(backend):
+    dst = random_values("f64", 9)
+    got = ak.scatter_add(dst, np.zeros(0, np.int64), np.zeros(0), backend=backend,
+                         variant="privatized")
+    np.testing.assert_array_equal(got, dst)
+
+
+def test_scatter_add_default_privatizes_small_outputs_on_host():
+    # the default on a host-memory backend with several threads: private histograms when
+    # threads x outputs <= values; otherwise the capability choice (atomic / sorted)
+    from accy.kernels import backend_object
+
+    from accy_kernels._dispatch import pick_accumulate
+    from accy_kernels.scatter_add_privatized import backend_threads
+
+    be = backend_object("cpu")
+    many = backend_threads(be) > 1
+    assert pick_accumulate(be, "f64", 1000, 10**6) == ("privatized" if many else "atomic")
+    assert pick_accumulate(be, "f64", 10**6, 10**6) == "atomic"
+    idx = np.random.default_rng(2).integers(0, 100, 100_000)
+    vals = np.random.default_rng(3).standard_normal(100_000)
+    np.testing.assert_allclose(ak.scatter_add(np.zeros(100), idx, vals, backend=be),
+                               np.bincount(idx, vals, 100), rtol=1e-9, atol=1e-9)

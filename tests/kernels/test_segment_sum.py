@@ -44,3 +44,11 @@ def test_segment_sum_errors():
         ak.segment_sum(np.ones(3), np.array([0, -1, 2]), 3)
     with pytest.raises(InputError):
         ak.segment_sum(np.ones(3), np.array([0, 1]), 3)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32", "i64"])
+def test_segment_sum_privatized(backend, dtype):
+    vals = random_values(dtype, 400 * 3).reshape(400, 3)
+    ids = np.random.default_rng(5).integers(0, 9, 400)
+    assert_close(ak.segment_sum(vals, ids, 11, backend=backend, variant="privatized"),
+                 ref.segment_sum(vals, ids, 11), scale=10)

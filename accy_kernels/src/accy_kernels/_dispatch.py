@@ -9,7 +9,8 @@ from accy.kernels import Candidate, backend_object, resolve, variant_runs_on
 
 from accy_kernels._families import FAMILIES
 
-__all__ = ["atomic_feature", "call", "has_atomic_add", "pick_atomic", "require_atomic_add"]
+__all__ = ["atomic_feature", "call", "has_atomic_add", "pick_accumulate", "pick_atomic",
+           "require_atomic_add"]
 
 #: the backend feature an atomic add of each dtype needs (i32 atomics are universal)
 ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int64_atomics"}
@@ -55,6 +56,18 @@ def pick_atomic(backend: Any, dtype: str, atomic: str = "atomic",
     """Return the default variant: ``atomic`` where the backend has atomic add on ``dtype``,
     else ``fallback`` (a variant that needs no atomics)."""
     return atomic if has_atomic_add(backend, dtype) else fallback
+
+
+def pick_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
+    """Return the default scatter_add/segment_sum variant for ``total`` values into ``size``
+    output elements: ``privatized`` where per-thread private histograms pay off (a
+    host-memory backend with several threads and ``threads x size <= total``; no atomics, no
+    contended cache lines), else :func:`pick_atomic`."""
+    from accy_kernels.scatter_add_privatized import worthwhile
+
+    if worthwhile(backend, size, total):
+        return "privatized"
+    return pick_atomic(backend, dtype)
 
 
 def require_atomic_add(family: str, variant: str, dtype: str, backend: Any) -> None:

@@ -18,6 +18,9 @@ VALUES = ("f32", "f64", "i32", "i64", "u32")
 ADDABLE = ("f32", "f64", "i32", "i64")
 INDEX = ("i32", "i64")
 WG = tuple(Candidate(w) for w in (256, 128, 64, 512))
+#: privatized histograms: reduce work-group size; tile count from the backend's threads
+#: (no option) or fixed
+PRIV = (Candidate(256), Candidate(256, 1, (("tiles", 4),)), Candidate(256, 1, (("tiles", 8),)))
 
 
 def _in(name, dtypes, shape, doc=""):
@@ -69,7 +72,11 @@ FAMILIES = [
           Variant("sorted", f"{P}.scatter_add_sorted:run",
                   "stable radix sort of the indices, then one work-item per output summing its "
                   "run (binary search) in position order: no atomics, deterministic",
-                  WG, dtypes=ADDABLE)],
+                  WG, dtypes=ADDABLE),
+          Variant("privatized", f"{P}.scatter_add_privatized:run",
+                  "one private histogram per tile (a CPU thread) without atomics, then a "
+                  "sum of the tiles per output; default on host-memory backends when tiles x "
+                  "output <= values", PRIV, dtypes=ADDABLE)],
          "numpy.add.at on a copy of dst"),
     _fam("segment_sum", [_in("values", ADDABLE, "(n, *inner)"),
                          _in("segment_ids", INDEX, "(n,)"),
@@ -79,7 +86,10 @@ FAMILIES = [
                   dtypes=ADDABLE),
           Variant("sorted", f"{P}.segment_sum_sorted:run",
                   "stable radix sort of the ids, then one work-item per output summing its run "
-                  "in position order: no atomics, deterministic", WG, dtypes=ADDABLE)],
+                  "in position order: no atomics, deterministic", WG, dtypes=ADDABLE),
+          Variant("privatized", f"{P}.segment_sum_privatized:run",
+                  "one private histogram per tile without atomics, then a sum of the tiles "
+                  "(as scatter_add.privatized)", PRIV, dtypes=ADDABLE)],
          "unsorted segment sum"),
     _fam("scan", [_in("x", ADDABLE, "(n,)"), _opt("inclusive", "inclusive (cumsum) or exclusive"),
                   _out("out", ADDABLE, "(n,)")],

@@ -18,7 +18,7 @@ from accy.kernels import (
 )
 
 from accy_kernels._common import MAX_ELEMS, VALUE_DTYPES
-from accy_kernels._dispatch import call, pick_atomic, require_atomic_add
+from accy_kernels._dispatch import call, pick_accumulate, require_atomic_add
 
 __all__ = ["argsort", "filter", "gather", "scan", "scatter", "scatter_add", "segment_sum",
            "sort", "sort_pairs"]
@@ -39,11 +39,13 @@ def _axis_array(arr: np.ndarray, axis: int, family: str) -> tuple[np.ndarray, in
     return arr, normalize_axis(axis, arr.ndim, family)
 
 
-def _atomic_variant(family: str, variant: str | None, dtype: str, backend: Backend) -> str:
-    """The variant to run: by capability when unset (``atomic`` where the backend has atomic
-    add on ``dtype``, else ``sorted``); an explicit ``atomic`` is refused before launch when
-    the backend lacks it."""
-    name = variant or pick_atomic(backend, dtype)
+def _atomic_variant(family: str, variant: str | None, dtype: str, backend: Backend,
+                    size: int = 0, total: int = 0) -> str:
+    """The variant to run: when unset, ``privatized`` where per-thread histograms of ``size``
+    outputs for ``total`` values pay off (host-memory backends), else by capability
+    (``atomic`` where the backend has atomic add on ``dtype``, else ``sorted``); an explicit
+    ``atomic`` is refused before launch when the backend lacks it."""
+    name = variant or pick_accumulate(backend, dtype, size, total)
     if name.split(".")[-1] == "atomic":
         require_atomic_add(family, "atomic", dtype, backend)
     return name
@@ -152,7 +154,7 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
     idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise")
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
     _check_size(max(dst.size, vals.size), "scatter_add")
-    variant = _atomic_variant("scatter_add", variant, dtype, backend)
+    variant = _atomic_variant("scatter_add", variant, dtype, backend, dst.size, vals.size)
     return call("scatter_add", variant, backend, candidate, dst=dst, indices=indices,
                 values=vals, axis=axis, dtype=dtype, index_dtype=idt)
 
@@ -192,7 +194,8 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
             f"segment_sum: segment id {int(ids[pos])} at position {pos} is negative; ids must "
             f"be in [0, {num_segments})", pos, int(ids[pos]), num_segments)
     _check_size(values.size, "segment_sum")
-    variant = _atomic_variant("segment_sum", variant, dtype, backend)
+    variant = _atomic_variant("segment_sum", variant, dtype, backend,
+                              num_segments * (values.size // max(1, len(values))), values.size)
     return call("segment_sum", variant, backend, candidate, values=values, segment_ids=ids,
                 num_segments=num_segments, dtype=dtype, index_dtype=idt)
 

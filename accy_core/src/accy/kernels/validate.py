@@ -115,6 +115,20 @@ def normalize_axis(axis: int, ndim: int, family: str) -> int:
     return axis % ndim
 
 
+_RANGE_BLOCK = 1 << 16
+
+
+def _in_range(flat: np.ndarray, bound: int) -> bool:
+    """Whether every index is in ``[-bound, bound)``: min and max per cache-sized block (one
+    pass over memory, no temporaries; the slow masked search runs only on failure)."""
+    lo, hi = -bound, bound - 1
+    for start in range(0, flat.size, _RANGE_BLOCK):
+        block = flat[start:start + _RANGE_BLOCK]
+        if int(block.min()) < lo or int(block.max()) > hi:
+            return False
+    return True
+
+
 def check_indices(indices: np.ndarray, bound: int, family: str, mode: str = "raise") -> str:
     """Check an index array's dtype, and its range when ``mode == "raise"``.
 
@@ -142,6 +156,8 @@ def check_indices(indices: np.ndarray, bound: int, family: str, mode: str = "rai
             f"{indices.size} index(es) given", 0, int(indices.reshape(-1)[0]), 0)
     if mode == "raise":
         flat = indices.reshape(-1)
+        if _in_range(flat, bound):
+            return dt
         bad = (flat < -bound) | (flat >= bound)
         if bad.any():
             pos = int(np.argmax(bad))

@@ -1,0 +1,174 @@
+"""``scatter_add.privatized``: ``numpy.add.at`` through per-tile private histograms.
+
+The value elements are split into ``tiles`` contiguous chunks. One work-item per tile zeroes
+its own slice (``size`` elements, the whole output) of a scratch buffer and adds every value
+of its chunk into that slice with plain loads and stores (no atomics, no shared cache lines
+between tiles). A second kernel, one work-item per output element, sums the slices:
+``out[e] = ((dst[e] + slice_0[e]) + slice_1[e]) + ...``.
+
+Summation order: within a tile, values are added in increasing position order; the tile
+partial sums are then added to ``dst`` in tile order. For floats this differs from
+``numpy.add.at``'s purely sequential order (rounding in the last bits), but it is
+deterministic for a given tile count (independent of thread scheduling). Integer sums are
+exact (wrapping like numpy's). Needs no atomics, so it runs on every backend.
+
+Worth it where the private copies are cheap: a host-memory (CPU) backend, one tile per pool
+thread, and an output much smaller than the number of values (the default picks it then,
+see :func:`accy_kernels._dispatch.pick_scatter_add`). The tile count comes from the
+candidate option ``tiles`` (else the backend's thread count), and the launch is spread with
+idle lanes so that the CPU thread pool gives every thread a tile (as ``sort_radix``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+from accy.kernel import KernelBuilder, where
+from accy.kernels import Candidate, Plan, backend_object, host_like, tile_geometry
+
+from accy_kernels._common import ceil_div, groups_for
+from accy_kernels.gather_direct import normalized_index
+
+__all__ = ["MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
+           "reduce_kernel", "run", "worthwhile"]
+
+#: the largest scratch (tiles x output elements) the variant allocates by default
+MAX_SCRATCH_ELEMS = 1 << 24
+#: lanes per CPU pool thread before a launch is split (accy_backend_cpu WorkgroupPool)
+_POOL_SPLIT = 16384
+TILE_WG = 64
+
+
+def backend_threads(backend) -> int:
+    """The number of threads a host-memory backend runs a launch on (else the CPU count)."""
+    pool = getattr(backend_object(backend), "pool", None)
+    n = getattr(pool, "num_threads", None)
+    return int(n) if n else (os.cpu_count() or 1)
+
+
+def choose_tiles(backend, candidate: Candidate, size: int, total: int) -> int:
+    """Tile count: the candidate's ``tiles`` option, else one per backend thread (CPU) or
+    256 (elsewhere); never more tiles than values, nor a scratch above ``MAX_SCRATCH_ELEMS``
+    (at least one tile)."""
+    be = backend_object(backend)
+    want = candidate.option("tiles", None)
+    if want is None:
+        want = backend_threads(be) if host_like(be) else 256
+    tiles = min(int(want), max(1, total), max(1, MAX_SCRATCH_ELEMS // max(1, size)))
+    return max(1, tiles)
+
+
+def worthwhile(backend, size: int, total: int) -> bool:
+    """Whether the default should privatize: a host-memory backend, more than one thread,
+    and private copies (tiles x output) no larger than the values themselves."""
+    be = backend_object(backend)
+    if not host_like(be) or total == 0:
+        return False
+    tiles = backend_threads(be)
+    return tiles > 1 and tiles * size <= min(total, MAX_SCRATCH_ELEMS)
+
+
+@functools.cache
+def histogram_kernel(dtype: str, index_dtype: str, simple: bool):
+    """Buffers (scratch readwrite, values, indices); scalars total, m, inner, n, size, chunk,
+    stride, tiles (i32). Work-item ``t * stride`` (``t < tiles``) owns tile ``t``."""
+    kb = KernelBuilder(f"scatter_add_priv_hist_{dtype}_{index_dtype}_{int(simple)}", TILE_WG)
+    scratch = kb.buffer("scratch", dtype, "readwrite")
+    values = kb.buffer("values", dtype, "read")
+    indices = kb.buffer("indices", index_dtype, "read")
+    total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
+    n32, size = kb.scalar("n", "i32"), kb.scalar("size", "i32")
+    chunk, stride, tiles = kb.scalar("chunk", "i32"), kb.scalar("stride", "i32"), \
+        kb.scalar("tiles", "i32")
+    n = kb.let("n64", n32.cast("i64"))
+    g = kb.global_id()
+    with kb.if_((g % stride) == 0):
+        t = kb.let("t", g / stride)
+        with kb.if_(t < tiles):
+            base = kb.let("base", t.cast("i64") * size.cast("i64"))
+            with kb.for_("b", 0, size) as b:
+                kb.store(scratch, base + b.cast("i64"), kb.const(0, dtype))
+            start = kb.let("start", t * chunk)
+            stop = kb.let("stop", where(chunk < total - start, start + chunk, total))
+            with kb.for_("i", start, stop) as i:
+                if simple:
+                    idx = kb.let("idx", normalized_index(indices[i].cast("i64"), n, "raise"))
+                    tgt = kb.let("tgt", base + idx)
+                else:
+                    mi = m * inner
+                    o = kb.let("o", (i / mi).cast("i64"))
+                    r = kb.let("r", i % mi)
+                    j = kb.let("j", r / inner)
+                    k = kb.let("k", (r % inner).cast("i64"))
+                    idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, "raise"))
+                    tgt = kb.let("tgt", base + (o * n + idx) * inner.cast("i64") + k)
+                kb.store(scratch, tgt, scratch[tgt] + values[i])
+    return kb.build()
+
+
+@functools.cache
+def reduce_kernel(dtype: str, has_dst: bool, workgroup_size: int):
+    """Buffers (out write, [dst read,] scratch read); scalars size, tiles (i32):
+    ``out[e] = dst[e] (or 0) + scratch[0 * size + e] + scratch[1 * size + e] + ...``."""
+    kb = KernelBuilder(f"scatter_add_priv_reduce_{dtype}_{int(has_dst)}_wg{workgroup_size}",
+                       workgroup_size)
+    out = kb.buffer("out", dtype, "write")
+    dst = kb.buffer("dst", dtype, "read") if has_dst else None
+    scratch = kb.buffer("scratch", dtype, "read")
+    size, tiles = kb.scalar("size", "i32"), kb.scalar("tiles", "i32")
+    g = kb.global_id()
+    with kb.if_(g < size):
+        acc = kb.let("acc", dst[g] if dst is not None else kb.const(0, dtype))
+        with kb.for_("t", 0, tiles) as t:
+            kb.assign(acc, acc + scratch[t.cast("i64") * size.cast("i64") + g.cast("i64")])
+        kb.store(out, g, acc)
+    return kb.build()
+
+
+def tile_launch(backend, tiles: int) -> tuple[int, int]:
+    """``(groups, stride)`` of the histogram launch: on a host backend, enough idle lanes that
+    the pool (split at ``_POOL_SPLIT`` lanes per thread) gives every thread its tiles."""
+    groups, stride = tile_geometry(backend, tiles, TILE_WG)
+    if host_like(backend):
+        stride = max(stride, ceil_div(_POOL_SPLIT * backend_threads(backend), tiles))
+        groups = ceil_div(tiles * stride, TILE_WG)
+    return groups, stride
+
+
+def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,
+        values: np.ndarray, axis: int, dtype: str, index_dtype: str,
+        shape: tuple[int, ...] | None = None, mode: str = "raise") -> np.ndarray:
+    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums."""
+    shape = dst.shape if dst is not None else tuple(shape or ())
+    size = int(np.prod(shape, dtype=np.int64))
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    n, m, total = shape[axis], indices.size, values.size
+    if size == 0:
+        return np.zeros(shape, values.dtype) if dst is None else dst.copy()
+    be = backend_object(backend)
+    wg = candidate.workgroup_size
+    tiles = choose_tiles(be, candidate, size, total)
+    chunk = max(1, ceil_div(total, tiles))
+    plan = Plan("scatter_add.privatized")
+    out = plan.output(dtype, size)
+    scratch = plan.temp(dtype, tiles * size)
+    slots = [out]
+    if dst is not None:
+        slots.append(plan.param(dst, dtype))
+    if total:
+        v = plan.param(values, dtype)
+        ix = plan.param(indices, index_dtype)
+        groups, stride = tile_launch(be, tiles)
+        plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1), groups,
+                    [scratch, v, ix],
+                    [("i32", total), ("i32", m), ("i32", inner), ("i32", n), ("i32", size),
+                     ("i32", chunk), ("i32", stride), ("i32", tiles)])
+    else:
+        tiles = 0
+    plan.launch(reduce_kernel(dtype, dst is not None, wg), groups_for(size, wg),
+                slots + [scratch], [("i32", size), ("i32", tiles)])
+    (result,) = plan.run(be)
+    return result.reshape(shape)
