@@ -145,6 +145,34 @@ def test_integer_scatter_add_and_segment_sum_exact(backend: str) -> None:
     np.testing.assert_array_equal(seg, wseg)
 
 
+@pytest.mark.parametrize("dtype", ["f64", "i64"])
+def test_wide_scatter_add_and_segment_sum_any_backend(backend: str, dtype: str) -> None:
+    # f64/i64 accumulation: atomic where the backend has it, else the sorted formulation
+    # (no atomics; Vulkan here) chosen by capability inside the IR plan
+    npt = np.float64 if dtype == "f64" else np.int64
+    rng = np.random.default_rng(11)
+    dst = rng.integers(-50, 50, (4, 9, 2)).astype(npt)
+    idx = rng.integers(-9, 9, 40).astype(np.int64)
+    vals = rng.integers(-50, 50, (4, 40, 2)).astype(npt)
+    if dtype == "f64":
+        dst, vals = dst + rng.standard_normal(dst.shape), vals * 0.37
+    ids = np.abs(idx) % 6
+    m = _module([(dtype, (4, 9, 2)), ("i64", (40,)), (dtype, (4, 40, 2)), ("i64", (40,))],
+                lambda fb, p: [fb.scatter_add(p[0], p[1], p[2], axis=1),
+                               fb.segment_sum(fb.transpose(p[2], (1, 0, 2)), p[3], 7)])
+    sa, seg = accy.compile(m, backend=backend)(dst, idx, vals, ids)
+    want = dst.copy()
+    np.add.at(want, (slice(None), np.where(idx < 0, idx + 9, idx)), vals)
+    wseg = np.zeros((7, 4, 2), npt)
+    np.add.at(wseg, ids, vals.transpose(1, 0, 2))
+    if dtype == "f64":
+        np.testing.assert_allclose(sa, want, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(seg, wseg, rtol=1e-12, atol=1e-9)
+    else:
+        np.testing.assert_array_equal(sa, want)
+        np.testing.assert_array_equal(seg, wseg)
+
+
 def test_random_uniform_matches_family_stream(backend: str) -> None:
     from accy_kernels import random as family
 

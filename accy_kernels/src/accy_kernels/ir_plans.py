@@ -3,7 +3,10 @@
 The kernel stage (:mod:`accy.kernels.lowering`) calls ``plan_fn(plan, backend, call)`` where
 ``plan`` has :class:`accy.kernels.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
 attributes, operand and result types and their slots (already in the function's memory
-plan). Kernels are the families' own (same code as the numpy API); nothing reads host data.
+plan). ``scatter_add``/``segment_sum`` launch the atomic kernel where the backend has atomic
+add on the dtype, else the ``sorted`` formulation (stable radix sort of the indices in plan
+temporaries, then one work-item per output summing its run: no atomics, numpy order).
+Kernels are the families' own (same code as the numpy API); nothing reads host data.
 Out-of-range indices (``mode="raise"``) are checked by the executable before launch.
 
 ``sort``/``argsort`` on ``rows x n`` (last axis) with ``rows > 1`` use two stable radix
@@ -17,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 
-from accy.kernel import KernelBuilder
+from accy.kernel import KernelBuilder, where
 from accy.kernels import Candidate, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
@@ -25,7 +28,9 @@ from accy_kernels.gather_direct import gather_kernel
 from accy_kernels.random import squares
 from accy_kernels.random.generators import items_per_request, stream_kernel
 from accy_kernels.scan_reduce_then_scan import add_scan
+from accy_kernels._dispatch import has_atomic_add
 from accy_kernels.scatter_add_atomic import add_kernel
+from accy_kernels.scatter_add_sorted import sorted_add_kernel
 from accy_kernels.scatter_last_write import winner_kernel, write_kernel
 from accy_kernels.sort_radix import (
     RADIX,
@@ -85,6 +90,36 @@ def scatter(plan, backend, call) -> None:
                 [("i32", vt.num_elements), ("i32", m), ("i32", inner), ("i32", n)])
 
 
+@functools.cache
+def _sort_key_kernel(index_dtype: str):
+    """``keys[i] = idx[i] (+ n when negative)`` as u32 (indices range-checked before)."""
+    kb = KernelBuilder(f"scatter_add_sort_keys_{index_dtype}_wg{WG}", WG)
+    keys, idx = kb.buffer("keys", "u32", "write"), kb.buffer("idx", index_dtype, "read")
+    m, n = kb.scalar("m", "i32"), kb.scalar("n", "i32")
+    g = kb.global_id()
+    with kb.if_(g < m):
+        i = kb.let("i", idx[g].cast("i64"))
+        kb.store(keys, g, where(i < 0, i + n.cast("i64"), i).cast("u32"))
+    return kb.build()
+
+
+def _sorted_add(plan, backend, out, dst, vals, idx, shape, axis, idt, dtype, m) -> None:
+    """``scatter_add.sorted`` in the plan (no atomics, numpy.add.at's summation order): stable
+    radix sort of the normalized indices carrying their positions, then one work-item per
+    output summing its run; ``dst`` None starts from 0."""
+    _, n, inner = _split(shape, axis)
+    size = math.prod(shape)
+    keys, skeys, order = plan.temp("u32", m), plan.temp("u32", m), plan.temp("i32", m)
+    plan.launch(_sort_key_kernel(idt), groups_for(m, WG), [keys, idx], [("i32", m), ("i32", n)])
+    passes = max(1, ceil_div(max(1, n - 1).bit_length(), RADIX_BITS))
+    _radix(plan, backend, keys, "u32", False, m, passes, "iota", skeys, order)
+    slots = [out] + ([dst] if dst is not None else [])
+    slots += [vals, Slot(skeys.index, "i32", skeys.size_elems), order]
+    plan.launch(sorted_add_kernel(dtype, dst is not None, WG), groups_for(size, WG), slots,
+                [("i32", size), ("i32", n), ("i32", inner), ("i32", m),
+                 ("i32", m.bit_length() + 1)])
+
+
 def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total) -> None:
     outer, n, inner = _split(shape, axis)
     if total == 0:
@@ -99,6 +134,10 @@ def scatter_add(plan, backend, call) -> None:
     dt, it, vt = call.in_types
     if not dt.num_elements:
         return _empty(plan, call)
+    dtype, m = dt.dtype.value, it.num_elements
+    if m and vt.num_elements and not has_atomic_add(backend, dtype):
+        return _sorted_add(plan, backend, call.output, dst, vals, idx, dt.shape,
+                           call.attrs["axis"], it.dtype.value, dtype, m)
     plan.launch(copy_kernel(dt.dtype.value, WG), groups_for(dt.num_elements, WG),
                 [call.output, dst], [("i32", dt.num_elements)])
     _add(plan, call.output, vals, idx, dt.shape, call.attrs["axis"], it.dtype.value,
@@ -110,6 +149,10 @@ def segment_sum(plan, backend, call) -> None:
     vt, it = call.in_types
     ot = call.out_type
     dtype = vt.dtype.value
+    m = it.num_elements
+    if ot.num_elements and m and vt.num_elements and not has_atomic_add(backend, dtype):
+        return _sorted_add(plan, backend, call.output, None, vals, ids, ot.shape, 0,
+                           it.dtype.value, dtype, m)
     plan.launch(fill_kernel(dtype, WG), groups_for(ot.num_elements, WG), [call.output],
                 [("i32", ot.num_elements), (dtype, 0)])
     _add(plan, call.output, vals, ids, ot.shape, 0, it.dtype.value, dtype, it.num_elements,
