@@ -101,7 +101,6 @@ def test_scatter_add_default_privatizes_small_outputs_on_host():
     # the default on a host-memory backend with several threads: private histograms when
     # threads x outputs <= values; otherwise the capability choice (atomic / sorted)
     from accy.kernels import backend_object
-
     from accy_kernels._dispatch import pick_accumulate
     from accy_kernels.scatter_add_privatized import backend_threads
 
