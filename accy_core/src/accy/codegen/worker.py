@@ -17,6 +17,7 @@ text of an NVPTX target), ``"spirv-obj"`` (SPIR-V binary from ``emit_object``),
 
 from __future__ import annotations
 
+import atexit
 import os
 import pickle
 import re
@@ -300,6 +301,9 @@ def shutdown_worker() -> None:
         if _worker is not None:
             _worker.close()
             _worker = None
+
+
+atexit.register(shutdown_worker)  # no orphaned worker (or ResourceWarning) at interpreter exit
 
 
 def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
