@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -31,8 +32,26 @@ ALGORITHMS = ("philox4x32-10", "philox4x32-7", "threefry2x32-20", "threefry2x32-
               "threefry4x32-20", "threefry4x32-13", "squares")
 
 
+def _int(value: Any, what: str) -> int:
+    """``value`` as an exact Python int (ints and numpy integers; no floats, strings, None)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"random: {what} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise InputError(f"random: {what} must be an integer, got {type(value).__name__} "
+                         f"{value!r}; pass an int") from None
+
+
 def _size(shape: Any) -> tuple[tuple[int, ...], int]:
-    shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    if isinstance(shape, (str, bytes)) or shape is None:
+        raise InputError(f"random: shape must be an int or a tuple of ints, got {shape!r}")
+    try:
+        items = list(shape)
+    except TypeError:
+        items = None
+    shape = (_int(shape, "shape"),) if items is None else tuple(_int(s, "shape extent")
+                                                                 for s in items)
     if any(s < 0 for s in shape):
         raise InputError(f"random: shape extents must be >= 0, got {list(shape)}")
     size = math.prod(shape)
@@ -50,7 +69,7 @@ def _algorithm(algorithm: str) -> str:
 
 
 def _seed(seed: Any, offset: Any) -> tuple[int, int]:
-    seed, offset = int(seed), int(offset)
+    seed, offset = _int(seed, "seed"), _int(offset, "offset")
     if not 0 <= seed < 2**64 or not 0 <= offset < 2**62:
         raise InputError(f"random: seed must be in [0, 2**64) and offset in [0, 2**62), got "
                          f"seed={seed}, offset={offset}")
@@ -59,11 +78,22 @@ def _seed(seed: Any, offset: Any) -> tuple[int, int]:
 
 def _float_dtype(dtype: Any) -> str:
     names = {"f32": "f32", "f64": "f64", "float32": "f32", "float64": "f64"}
-    name = names.get(dtype if isinstance(dtype, str) else getattr(np.dtype(dtype), "name", ""))
+    name = names.get(dtype) if isinstance(dtype, str) else names.get(_dtype_name(dtype))
     if name is None:
         raise UnsupportedError(f"random: float dtype must be f32 or f64, got {dtype!r}",
                                feature=f"dtype {dtype}")
     return name
+
+
+def _dtype_name(dtype: Any) -> str:
+    """numpy's name of a dtype-like (``np.float32`` → ``"float32"``); "" for None and
+    anything numpy cannot read (``np.dtype(None)`` would silently mean float64)."""
+    if dtype is None:
+        return ""
+    try:
+        return np.dtype(dtype).name
+    except (TypeError, ValueError):
+        return ""
 
 
 def _run(dist, shape, seed, dtype, algorithm, offset, p0, p1, backend):
@@ -136,11 +166,12 @@ def integers(shape: Any, seed: int, low: int, high: int, dtype: str = "i64",
         InputError: ``high <= low``, a range above 2**32 or outside ``dtype``.
         UnsupportedError: dtype not i32 | i64 | u32.
     """
-    name = {"int32": "i32", "int64": "i64", "uint32": "u32"}.get(str(dtype), str(dtype))
+    key = dtype if isinstance(dtype, str) else _dtype_name(dtype)
+    name = {"int32": "i32", "int64": "i64", "uint32": "u32"}.get(key, key)
     if name not in ("i32", "i64", "u32"):
         raise UnsupportedError(f"random.integers: dtype must be i32, i64 or u32, got {dtype!r}",
                                feature=f"dtype {dtype}")
-    low, high = int(low), int(high)
+    low, high = _int(low, "low"), _int(high, "high")
     info = np.iinfo({"i32": np.int32, "i64": np.int64, "u32": np.uint32}[name])
     if not (high > low and high - low <= 2**32 and low >= info.min and high - 1 <= info.max):
         raise InputError(f"random.integers: need low < high, high - low <= 2**32 and both in "
