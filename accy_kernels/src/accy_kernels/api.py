@@ -3,6 +3,8 @@ sort, argsort, sort_pairs (numpy in, numpy out; checks on the host before any la
 
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -184,9 +186,16 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
         raise InputError(f"segment_sum: segment_ids must have shape (n,) = values.shape[:1], "
                          f"got {list(ids.shape)} for values {list(values.shape)}")
     dtype = check_dtype(values, "values", ADDABLE, "segment_sum")
-    num_segments = int(num_segments)
+    if isinstance(num_segments, (bool, np.bool_)):
+        raise InputError(f"segment_sum: num_segments must be an integer, got {num_segments!r}")
+    try:
+        num_segments = operator.index(num_segments)
+    except TypeError:
+        raise InputError(f"segment_sum: num_segments must be an integer, got "
+                         f"{type(num_segments).__name__} {num_segments!r}") from None
     if num_segments < 0:
         raise InputError(f"segment_sum: num_segments must be >= 0, got {num_segments}")
+    _check_size(num_segments * math.prod(values.shape[1:]), "segment_sum")
     idt = check_indices(ids, num_segments, "segment_sum", "raise")
     if ids.size and int(ids.min()) < 0:
         pos = int(np.argmax(ids < 0))

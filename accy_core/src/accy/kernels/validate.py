@@ -6,6 +6,7 @@ what was given, and how to fix it.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,13 +60,21 @@ def as_array(value: Any, what: str) -> np.ndarray:
         InputError: ``value`` cannot be converted (objects, ragged lists).
     """
     if isinstance(value, np.ndarray):
-        return value
+        return _native(value)
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as e:
         raise InputError(f"{what}: expected an array, got {type(value).__name__}: {e}") from e
     if arr.dtype == object:
         raise InputError(f"{what}: expected a numeric array, got objects; pass a numpy array")
+    return _native(arr)
+
+
+def _native(arr: np.ndarray) -> np.ndarray:
+    """``arr`` in native byte order (a byte-swapped ``>f4`` array holds the same values as
+    ``float32``; kernels read native words, so it is converted, as numpy would)."""
+    if arr.dtype.byteorder not in "=|" and arr.dtype.isnative is False:
+        return arr.astype(arr.dtype.newbyteorder("="))
     return arr
 
 
@@ -109,6 +118,13 @@ def normalize_axis(axis: int, ndim: int, family: str) -> int:
     Raises:
         InputError: axis out of range for an array of ``ndim`` dimensions.
     """
+    if isinstance(axis, (bool, np.bool_)):
+        raise InputError(f"{family}: axis must be an integer, got {axis!r}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise InputError(f"{family}: axis must be an integer, got {type(axis).__name__} "
+                         f"{axis!r}") from None
     if not -ndim <= axis < ndim:
         raise InputError(f"{family}: axis {axis} is out of range for an array with "
                          f"{ndim} dimension(s)")
