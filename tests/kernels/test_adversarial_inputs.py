@@ -92,3 +92,33 @@ def test_segment_sum_huge_num_segments_is_refused_before_allocating(values):
     ids = np.zeros(values.shape[0], np.int64)
     with pytest.raises(UnsupportedError):
         ak.segment_sum(values, ids, 2**40)
+
+
+def _sparse():
+    sp = pytest.importorskip("scipy.sparse")
+    return sp.random(50, 40, density=0.1, random_state=1, format="csr"), np.ones(40)
+
+
+@pytest.mark.parametrize("fmt, opts", [("csr", {"foo": 1}), ("coo", {"width": 3}),
+                                       ("ell", {"C": 4}), ("sell", {"width": 2})])
+def test_spmv_unknown_option_is_refused(fmt, opts):
+    """Options a format does not take were ignored silently (a typo gave a default run)."""
+    A, x = _sparse()
+    with pytest.raises(InputError, match="unknown option"):
+        ak.spmv(A, x, format=fmt, **opts)
+
+
+@pytest.mark.parametrize("fmt, opts", [("ell", {"width": 10**12}), ("sell", {"C": 10**12}),
+                                       ("sell", {"C": 2**31, "sigma": 10**15})])
+def test_spmv_huge_layout_options_do_not_allocate_padding(fmt, opts):
+    """width/C beyond the matrix were MemoryError (TiB of host padding)."""
+    A, x = _sparse()
+    assert np.allclose(ak.spmv(A, x, format=fmt, **opts), A @ x)
+
+
+@pytest.mark.parametrize("fmt, opts", [("ell", {"width": 2.5}), ("sell", {"C": 7.0}),
+                                       ("sell", {"sigma": "8"})])
+def test_spmv_non_integer_layout_options(fmt, opts):
+    A, x = _sparse()
+    with pytest.raises(InputError):
+        ak.spmv(A, x, format=fmt, **opts)

@@ -16,6 +16,8 @@ from accy_kernels._dispatch import call
 __all__ = ["csr_arrays", "read_matrix", "spmm", "spmv"]
 
 FORMATS = {"csr": "csr_scalar", "coo": "coo", "ell": "ell", "sell": "sell"}
+#: the keyword options each format takes (anything else used to be ignored silently)
+_OPTIONS = {"csr": (), "coo": (), "ell": ("width",), "sell": ("C", "sigma")}
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -120,6 +122,10 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
         name = pick_atomic(backend, kdt, "coo", "coo_rows")
     if not name.startswith(format.replace("sell", "sell")):
         raise InputError(f"spmv: variant {name!r} does not belong to format {format!r}")
+    unknown = sorted(set(options) - set(_OPTIONS[format]))
+    if unknown:
+        raise InputError(f"spmv: unknown option(s) {', '.join(unknown)} for format {format!r}; "
+                         f"known: {', '.join(_OPTIONS[format]) or 'none'}")
     return call("spmv", name, backend, candidate, A=A, x=x.astype(dt, copy=False), dtype=kdt,
                 options=options)
 

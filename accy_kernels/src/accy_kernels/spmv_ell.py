@@ -72,10 +72,22 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     """Return ``A @ x`` through ELL (+ COO tail); option ``width`` (entries per row)."""
     indptr, cols, data = csr_arrays(A, x.dtype)
     n_rows = A.shape[0]
-    width = (options or {}).get("width")
-    width = default_width(np.diff(indptr), cols.size) if width is None else int(width)
-    if width < 0:
-        raise InputError(f"spmv ell: width must be >= 0 entries per row, got {width}")
+    opts = dict(options or {})
+    width = opts.pop("width", None)
+    if opts:
+        raise InputError(f"spmv ell: unknown option(s) {', '.join(opts)}; known: width")
+    lengths = np.diff(indptr)
+    if width is None:
+        width = default_width(lengths, cols.size)
+    else:
+        if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, np.integer)):
+            raise InputError(f"spmv ell: width must be an integer, got {width!r}")
+        width = int(width)
+        if width < 0:
+            raise InputError(f"spmv ell: width must be >= 0 entries per row, got {width}")
+        # columns past the longest row would be padding only (and a width beyond 2**31 - 1
+        # overflowed the kernel's i32 scalar, and allocated n_rows * width on the host)
+        width = min(width, int(lengths.max()) if lengths.size else 0)
     ell_cols, ell_vals, t_rows, t_cols, t_vals = ell_layout(indptr, cols, data, n_rows, width)
     wg = candidate.workgroup_size
     plan = Plan("spmv.ell")

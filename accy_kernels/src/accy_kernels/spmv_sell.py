@@ -74,16 +74,23 @@ def sell_layout(indptr, cols, data, n_rows: int, c: int, sigma: int):
 def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
     """Return ``A @ x`` through SELL-C-σ (options ``C``, ``sigma``)."""
     opts = dict(options or {})
-    c = int(opts.pop("C", candidate.option("C", 32)))
-    sigma = int(opts.pop("sigma", candidate.option("sigma", 256)))
+    c = opts.pop("C", candidate.option("C", 32))
+    sigma = opts.pop("sigma", candidate.option("sigma", 256))
+    for what, v in (("C", c), ("sigma", sigma)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise InputError(f"spmv sell: {what} must be an integer number of rows, got {v!r}")
+    c, sigma = int(c), int(sigma)
     if opts:
         raise InputError(f"spmv sell: unknown option(s) {', '.join(opts)}; known: C, sigma")
     if c < 1 or sigma < 1:
         raise InputError(f"spmv sell: C and sigma must be >= 1 rows, got C={c}, sigma={sigma}")
-    if sigma > 1:
-        sigma = ceil_div(sigma, c) * c
-    indptr, cols, data = csr_arrays(A, x.dtype)
     n_rows = A.shape[0]
+    # a slice taller than the matrix is padding only (C=2**40 allocated C rows on the host);
+    # each row still sums its own entries in the same order, so the result is unchanged
+    c = min(c, max(n_rows, 1))
+    if sigma > 1:
+        sigma = ceil_div(min(sigma, max(n_rows, 1)), c) * c
+    indptr, cols, data = csr_arrays(A, x.dtype)
     slice_ptr, s_cols, s_vals, perm = sell_layout(indptr, cols, data, n_rows, c, sigma)
     wg = candidate.workgroup_size
     plan = Plan("spmv.sell")
