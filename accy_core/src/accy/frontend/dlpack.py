@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError
+from accy.errors import InputError, UnsupportedError
 
 if TYPE_CHECKING:
     from accy.frontend.device_array import DeviceArray
@@ -77,6 +77,9 @@ def from_dlpack(x: Any, backend: str = "cpu") -> DeviceArray:
     """
     from accy.frontend.device_array import asarray
 
+    if not hasattr(x, "__dlpack__"):
+        raise InputError(f"accy.from_dlpack: expected a DLPack producer (an object with "
+                         f"__dlpack__), got {type(x).__name__}; use accy.asarray for other data")
     host = np.from_dlpack(x)
     if not host.flags.writeable:  # read-only exports cannot be wrapped in place
         host = host.copy()

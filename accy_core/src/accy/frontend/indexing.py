@@ -69,16 +69,47 @@ def _expand(index: Any, rank: int) -> list[Any]:
     return items + fill
 
 
-def take(x: Any, indices: Any, axis: int = 0) -> Any:
+def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
     """Elements of ``x`` at ``indices`` along ``axis`` (numpy ``take``; ``tensor.gather``).
 
     Shapes: ``x`` (..., n, ...) with n at ``axis``, ``indices`` (k...) int32 | int64 →
-    ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``.
+    ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``. ``axis=None`` (numpy's
+    default) indexes the flattened ``x``; ``mode`` is ``"raise"``, ``"clip"`` or ``"wrap"``.
     """
     tr = trace_of(x, indices)
     if tr is None:
-        return np.take(x, indices, axis=axis)
-    return wrap(tr, _gather(tr, value_of(tr, x), indices, axis % max(len(x.shape), 1)))
+        return np.take(x, indices, axis=axis, mode=mode)
+    if mode not in ("raise", "clip", "wrap"):
+        raise VerifyError(f"take at {user_location()}: mode must be one of raise, clip, wrap, "
+                          f"got {mode!r}")
+    v = value_of(tr, x)
+    if axis is None:  # numpy flattens (the default used to index axis 0 instead)
+        v = tr.fb.reshape(v, (int(np.prod(v.type.shape, dtype=np.int64)),))
+        axis = 0
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise VerifyError(f"take at {user_location()}: axis must be an integer or None, got "
+                          f"{axis!r}")
+    rank = v.type.rank
+    if not -rank <= axis < rank:
+        raise VerifyError(f"take at {user_location()}: axis {axis} is out of range for rank "
+                          f"{rank}")
+    axis = int(axis) % rank
+    if mode == "raise":
+        return wrap(tr, _gather(tr, v, indices, axis))
+    extent = v.type.shape[axis]
+    if isinstance(indices, Tracer):
+        if not indices.accy_dtype.is_int:
+            raise _unsupported(f"a {indices.accy_dtype} array", "indices must be int32 or "
+                               "int64; cast with .astype(anp.int32)")
+        return wrap(tr, _needs_op(tr, "gather")(v, indices.value, axis=axis, mode=mode))
+    arr = np.asarray(indices)
+    if arr.dtype.kind not in "iu":
+        raise _unsupported(f"a {arr.dtype} array", "indices must be integers")
+    if extent == 0 and arr.size:
+        raise VerifyError(f"take at {user_location()}: cannot take from an empty axis")
+    if arr.size:  # host indices: apply clip/wrap here, as numpy does
+        arr = np.clip(arr, 0, extent - 1) if mode == "clip" else np.mod(arr, extent)
+    return wrap(tr, _gather(tr, v, arr, axis))
 
 
 def _index_value(tr: Trace, ix: Any, extent: int) -> Value:
@@ -109,6 +140,10 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
         if len(rows) == extent and (extent == 0 or (rows == np.arange(extent)).all()):
             return v, axis + 1
         return _gather(tr, v, rows, axis), axis + 1
+    if isinstance(ix, (bool, np.bool_)) or not isinstance(ix, (int, np.integer)):
+        # int() used to accept x[1.0] (numpy raises IndexError)
+        raise _unsupported(f"{type(ix).__name__} {ix!r}", "indices must be integers, slices, "
+                           "None, '...' or one integer array")
     i = int(ix)
     if not -extent <= i < extent:
         raise VerifyError(f"index {i} at {user_location()} is out of range for an axis of "

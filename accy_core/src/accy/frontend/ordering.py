@@ -12,20 +12,29 @@ from typing import Any
 
 import numpy as np
 
+from accy.errors import VerifyError
 from accy.frontend.indexing import _needs_op
+from accy.frontend.trace import user_location
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 
 __all__ = ["argsort", "sort"]
 
 
-def _order(kind: str, np_fn: Any, a: Any, axis: int) -> Any:
+def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
     tr = trace_of(a)
     if tr is None:
         return np_fn(a, axis=axis, kind="stable")
     op = _needs_op(tr, kind)
     v = value_of(tr, a)
+    if axis is None:  # numpy sorts the flattened array
+        v = tr.fb.reshape(v, (int(np.prod(v.type.shape, dtype=np.int64)),))
+        axis = -1
     rank = v.type.rank
-    axis = axis % rank if rank else 0
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or \
+            (rank and not -rank <= axis < rank):
+        raise VerifyError(f"anp.{kind} at {user_location()}: axis must be None or an integer "
+                          f"in [{-rank}, {rank}), got {axis!r}")
+    axis = int(axis) % rank if rank else 0
     perm = [d for d in range(rank) if d != axis] + [axis]
     moved = perm != list(range(rank))
     if moved:  # the family sorts along the last axis
@@ -37,7 +46,7 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int) -> Any:
     return wrap(tr, out)
 
 
-def sort(a: Any, axis: int = -1) -> Any:
+def sort(a: Any, axis: int | None = -1) -> Any:
     """``a`` sorted ascending along ``axis`` (stable).
 
     Raises:
@@ -46,7 +55,7 @@ def sort(a: Any, axis: int = -1) -> Any:
     return _order("sort", np.sort, a, axis)
 
 
-def argsort(a: Any, axis: int = -1) -> Any:
+def argsort(a: Any, axis: int | None = -1) -> Any:
     """Indices (i32) that sort ``a`` ascending along ``axis`` (stable).
 
     Raises:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError
+from accy.errors import InputError, UnsupportedError
 from accy.frontend.indexing import _needs_op
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import user_location
@@ -26,7 +26,12 @@ __all__ = ["fold_in", "key", "uniform"]
 
 def key(seed: int) -> np.ndarray:
     """A key for ``seed`` (a Python int < 2**64): uint32[2] ``(low word, high word)``."""
-    s = int(seed) % (1 << 64)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or \
+            not 0 <= int(seed) < 1 << 64:
+        # int(seed) % 2**64 turned key(1.5) into key(1) and key(-1) into key(2**64 - 1)
+        raise InputError(f"anp.random.key: seed must be an integer in [0, 2**64), got "
+                         f"{seed!r}")
+    s = int(seed)
     return np.array([s & 0xFFFFFFFF, s >> 32], dtype=np.uint32)
 
 
