@@ -24,11 +24,11 @@ from accy.kernel import KernelBuilder, where
 from accy.kernels import Candidate, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
+from accy_kernels._dispatch import has_atomic_add
 from accy_kernels.gather_direct import gather_kernel
 from accy_kernels.random import squares
 from accy_kernels.random.generators import items_per_request, stream_kernel
 from accy_kernels.scan_reduce_then_scan import add_scan
-from accy_kernels._dispatch import has_atomic_add
 from accy_kernels.scatter_add_atomic import add_kernel
 from accy_kernels.scatter_add_sorted import sorted_add_kernel
 from accy_kernels.scatter_last_write import winner_kernel, write_kernel
