@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accy.errors import AccyError, InputError, UnsupportedError
+from accy.errors import InputError, UnsupportedError
 
 import accy_kernels as ak
 from accy_kernels import random as rnd

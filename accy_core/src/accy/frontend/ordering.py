@@ -14,8 +14,8 @@ import numpy as np
 
 from accy.errors import VerifyError
 from accy.frontend.indexing import _needs_op
-from accy.frontend.trace import user_location
 from accy.frontend.numpy_api import trace_of, value_of, wrap
+from accy.frontend.trace import user_location
 
 __all__ = ["argsort", "sort"]
 

@@ -102,9 +102,11 @@ def _int_attr(op: str, name: str, value: Any) -> int:
     ``axis=1.5``, ``seed=1.5`` or ``num_segments=2.5`` silently."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         loc = user_location()
-        raise VerifyError(f"'{op}' op: {name} must be an integer, got "
-                          f"{type(value).__name__} {value!r}" + (f" (at {loc})" if loc else ""),
-                          op=op)
+        raise VerifyError(
+            f"'{op}' op: {name} must be an integer, got "
+            f"{type(value).__name__} {value!r}" + (f" (at {loc})" if loc else ""),
+            op=op,
+        )
     return int(value)
 
 
@@ -331,7 +333,12 @@ class FunctionBuilder:
     def gather(self, src: Value, indices: Value, axis: int = 0, mode: str = "raise") -> Value:
         """``numpy.take(src, indices, axis, mode)`` (``tensor.gather``; see
         :mod:`accy.ir.ops.library`)."""
-        return self._one("tensor.gather", [src, indices], axis=_int_attr("tensor.gather", "axis", axis), mode=mode)
+        return self._one(
+            "tensor.gather",
+            [src, indices],
+            axis=_int_attr("tensor.gather", "axis", axis),
+            mode=mode,
+        )
 
     def _updates(self, op: str, dst: Value, indices: Value, values: Operand, axis: int) -> Value:
         rank = dst.type.rank
@@ -351,21 +358,39 @@ class FunctionBuilder:
         """Copy of ``dst`` with ``values`` (broadcast) written at ``indices`` along ``axis``;
         duplicates: the last position wins (``tensor.scatter``)."""
         v = self._updates("tensor.scatter", dst, indices, values, axis)
-        return self._one("tensor.scatter", [dst, indices, v], axis=_int_attr("tensor.scatter", "axis", axis), mode=mode)
+        return self._one(
+            "tensor.scatter",
+            [dst, indices, v],
+            axis=_int_attr("tensor.scatter", "axis", axis),
+            mode=mode,
+        )
 
     def scatter_add(self, dst: Value, indices: Value, values: Operand, axis: int = 0) -> Value:
         """``numpy.add.at`` on a copy of ``dst`` (``tensor.scatter_add``; values broadcast)."""
         v = self._updates("tensor.scatter_add", dst, indices, values, axis)
-        return self._one("tensor.scatter_add", [dst, indices, v],
-                         axis=_int_attr("tensor.scatter_add", "axis", axis))
+        return self._one(
+            "tensor.scatter_add",
+            [dst, indices, v],
+            axis=_int_attr("tensor.scatter_add", "axis", axis),
+        )
 
     def sort(self, x: Value, axis: int = -1, descending: bool = False) -> Value:
         """Stable sort along ``axis`` (default the last; ``tensor.sort``)."""
-        return self._one("tensor.sort", [x], axis=_int_attr("tensor.sort", "axis", axis), descending=bool(descending))
+        return self._one(
+            "tensor.sort",
+            [x],
+            axis=_int_attr("tensor.sort", "axis", axis),
+            descending=bool(descending),
+        )
 
     def argsort(self, x: Value, axis: int = -1, descending: bool = False) -> Value:
         """Stable sorting permutation (i32) along ``axis`` (``tensor.argsort``)."""
-        return self._one("tensor.argsort", [x], axis=_int_attr("tensor.argsort", "axis", axis), descending=bool(descending))
+        return self._one(
+            "tensor.argsort",
+            [x],
+            axis=_int_attr("tensor.argsort", "axis", axis),
+            descending=bool(descending),
+        )
 
     def random_uniform(
         self,
@@ -385,8 +410,7 @@ class FunctionBuilder:
         if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
             shape = (shape,)
         if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence | np.ndarray):
-            raise VerifyError(f"'{op}' op: shape must be a sequence of ints, got {shape!r}",
-                              op=op)
+            raise VerifyError(f"'{op}' op: shape must be a sequence of ints, got {shape!r}", op=op)
         return self._one(
             "tensor.random_uniform",
             [],
@@ -402,7 +426,8 @@ class FunctionBuilder:
     def segment_sum(self, values: Value, segment_ids: Value, num_segments: int) -> Value:
         """Rows of ``values`` summed by ``segment_ids`` (``tensor.segment_sum``)."""
         return self._one(
-            "tensor.segment_sum", [values, segment_ids],
+            "tensor.segment_sum",
+            [values, segment_ids],
             num_segments=_int_attr("tensor.segment_sum", "num_segments", num_segments),
         )
 
