@@ -79,3 +79,87 @@ def test_bad_arguments():
         ak.spmv(A, np.ones(4), "dia")
     with pytest.raises(InputError, match="option"):
         ak.spmv(A, np.ones(4), "sell", D=3)
+
+
+def _layout_matrix(seed=3):
+    A = scipy.sparse.random(500, 400, density=0.03, format="csr", random_state=seed)
+    A[11, :] = 2.0  # a long row: ELL tail, SELL padding
+    return A.tocsr()
+
+
+@pytest.mark.parametrize("fmt,options", [("ell", {}), ("ell", {"width": 3}), ("sell", {}),
+                                         ("sell", {"C": 4, "sigma": 64})])
+def test_layout_cache_reused_and_never_stale(backend, fmt, options):
+    from accy_kernels import _layout_cache as lc
+
+    lc.clear_layout_cache()
+    A = _layout_matrix()
+    x = np.random.default_rng(4).standard_normal(400)
+    y0 = ak.spmv(A, x, fmt, backend=backend, **options)
+    hits = lc.cache_info()["hits"]
+    y1 = ak.spmv(A, x, fmt, backend=backend, **options)
+    assert lc.cache_info()["hits"] == hits + 1  # the layout was reused ...
+    np.testing.assert_array_equal(y1, y0)  # ... and the result is bit-identical
+    np.testing.assert_allclose(y1, A @ x, rtol=1e-12)
+    # every kind of in-place mutation must rebuild the layout
+    mutations = [lambda: A.data.__imul__(2.0),
+                 lambda: A.data.__setitem__([0, 1], A.data[[1, 0]]),  # swapped values
+                 lambda: A.indices.__setitem__(0, (A.indices[0] + 1) % 400),
+                 lambda: setattr(A, "data", A.data + 1.0)]  # replaced array
+    for mutate in mutations:
+        mutate()
+        misses = lc.cache_info()["misses"]
+        y = ak.spmv(A, x, fmt, backend=backend, **options)
+        assert lc.cache_info()["misses"] == misses + 1
+        np.testing.assert_allclose(y, A @ x, rtol=1e-12, atol=1e-12)
+    # a different object with equal content gets its own (correct) entry; results identical
+    B = A.copy()
+    np.testing.assert_array_equal(ak.spmv(B, x, fmt, backend=backend, **options),
+                                  ak.spmv(A, x, fmt, backend=backend, **options))
+    # uncached results are identical to cached ones
+    lc.set_layout_cache_limits(max_bytes=0)
+    try:
+        np.testing.assert_array_equal(ak.spmv(A, x, fmt, backend=backend, **options),
+                                      ak.spmv(B, x, fmt, backend=backend, **options))
+    finally:
+        lc.set_layout_cache_limits(max_bytes=8 << 30)
+
+
+def test_layout_cache_bounded_and_freed(backend):
+    import gc
+
+    from accy_kernels import _layout_cache as lc
+
+    lc.clear_layout_cache()
+    old = lc.MAX_ENTRIES
+    lc.set_layout_cache_limits(max_entries=2)
+    try:
+        mats = [_layout_matrix(s) for s in range(4)]
+        x = np.ones(400)
+        for A in mats:
+            ak.spmv(A, x, "sell", backend=backend)
+        assert lc.cache_info()["entries"] == 2
+        del A, mats
+        gc.collect()
+        assert lc.cache_info()["entries"] == 0  # entries die with their matrices
+    finally:
+        lc.set_layout_cache_limits(max_entries=old)
+
+
+def test_layout_cache_threads(backend):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from accy_kernels import _layout_cache as lc
+
+    if backend != "cpu":  # concurrent launches on one vulkan device hang even for csr (no cache)
+        pytest.skip("the layout cache's thread safety is checked on the cpu backend")
+    lc.clear_layout_cache()
+    mats = [_layout_matrix(s) for s in range(3)]
+    for i, A in enumerate(mats):
+        A.data *= i + 1
+    x = np.random.default_rng(5).standard_normal(400)
+    jobs = [(mats[i % 3], ("ell", "sell")[i % 2]) for i in range(12)]
+    with ThreadPoolExecutor(4) as pool:
+        ys = list(pool.map(lambda j: ak.spmv(j[0], x, j[1], backend=backend), jobs))
+    for (A, _), y in zip(jobs, ys, strict=True):
+        np.testing.assert_allclose(y, A @ x, rtol=1e-12)

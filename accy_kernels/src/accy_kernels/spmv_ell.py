@@ -19,6 +19,7 @@ from accy.kernel import KernelBuilder
 from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import groups_for
+from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
 from accy_kernels.spmv_coo import add_coo
 
@@ -88,7 +89,10 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
         # columns past the longest row would be padding only (and a width beyond 2**31 - 1
         # overflowed the kernel's i32 scalar, and allocated n_rows * width on the host)
         width = min(width, int(lengths.max()) if lengths.size else 0)
-    ell_cols, ell_vals, t_rows, t_cols, t_vals = ell_layout(indptr, cols, data, n_rows, width)
+    # cached per matrix object + content checksum (see _layout_cache): solvers call repeatedly
+    ell_cols, ell_vals, t_rows, t_cols, t_vals = cached_layout(
+        A, ("ell", width, data.dtype.str), (indptr, cols, data),
+        lambda: ell_layout(indptr, cols, data, n_rows, width))
     wg = candidate.workgroup_size
     plan = Plan("spmv.ell")
     y = plan.output(dtype, n_rows)

@@ -20,6 +20,7 @@ from accy.kernel import KernelBuilder
 from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import ceil_div, groups_for
+from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
 
 __all__ = ["run", "sell_kernel", "sell_layout"]
@@ -91,7 +92,10 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     if sigma > 1:
         sigma = ceil_div(min(sigma, max(n_rows, 1)), c) * c
     indptr, cols, data = csr_arrays(A, x.dtype)
-    slice_ptr, s_cols, s_vals, perm = sell_layout(indptr, cols, data, n_rows, c, sigma)
+    # cached per matrix object + content checksum (see _layout_cache): solvers call repeatedly
+    slice_ptr, s_cols, s_vals, perm = cached_layout(
+        A, ("sell", c, sigma, data.dtype.str), (indptr, cols, data),
+        lambda: sell_layout(indptr, cols, data, n_rows, c, sigma))
     wg = candidate.workgroup_size
     plan = Plan("spmv.sell")
     y = plan.output(dtype, n_rows)
