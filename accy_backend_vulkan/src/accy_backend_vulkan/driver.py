@@ -18,8 +18,10 @@ queues a dispatch (:meth:`CommandQueue._enqueue`); the runtime's ``synchronize``
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import struct
+import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -103,6 +105,7 @@ class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
         validate_spirv: bool = True,
         memory: str | None = None,
     ) -> None:
+        self._api_lock = threading.RLock()
         self.validate_spirv = validate_spirv
         self._buffer_users: dict[int, set[LoadedKernel]] = {}
         self._kernels: set[LoadedKernel] = set()
@@ -482,3 +485,26 @@ class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
         vk.vkDestroyDevice(dev, None)
         vk.vkDestroyInstance(self._instance, None)
         self._device = None
+
+
+#: Methods that touch the queue, command pool, descriptor pool or memory lists. Vulkan
+#: requires external synchronization of those objects, and executables (or kernel-family
+#: calls) running in different threads share one backend: without this lock concurrent
+#: submissions crashed lavapipe. ``compile`` (pure code generation) stays unlocked.
+_SERIALIZED = (
+    "load", "allocate", "write", "read", "fill", "copy", "free", "trim", "launch", "destroy",
+    "close", "create_stream", "create_event", "synchronize",
+)
+
+
+def _serialized(method: Any) -> Any:
+    @functools.wraps(method)
+    def locked(self: VulkanBackend, *args: Any, **kwargs: Any) -> Any:
+        with self._api_lock:
+            return method(self, *args, **kwargs)
+
+    return locked
+
+
+for _name in _SERIALIZED:
+    setattr(VulkanBackend, _name, _serialized(getattr(VulkanBackend, _name)))
