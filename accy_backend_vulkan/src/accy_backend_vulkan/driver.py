@@ -18,7 +18,6 @@ queues a dispatch (:meth:`CommandQueue._enqueue`); the runtime's ``synchronize``
 from __future__ import annotations
 
 import atexit
-import functools
 import hashlib
 import struct
 import threading
@@ -43,6 +42,7 @@ from accy_backend_vulkan.commands import (
     vulkan_error,
 )
 from accy_backend_vulkan.device import DeviceSetup, probe_devices
+from accy_backend_vulkan.locking import SERIALIZED, serialize_methods
 from accy_backend_vulkan.memory import BufferMemory, VulkanBuffer
 from accy_backend_vulkan.target import push_layout
 from accy_backend_vulkan.toolchain import compile_spirv, validate
@@ -487,24 +487,4 @@ class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
         self._device = None
 
 
-#: Methods that touch the queue, command pool, descriptor pool or memory lists. Vulkan
-#: requires external synchronization of those objects, and executables (or kernel-family
-#: calls) running in different threads share one backend: without this lock concurrent
-#: submissions crashed lavapipe. ``compile`` (pure code generation) stays unlocked.
-_SERIALIZED = (
-    "load", "allocate", "write", "read", "fill", "copy", "free", "trim", "launch", "destroy",
-    "close", "create_stream", "create_event", "synchronize",
-)
-
-
-def _serialized(method: Any) -> Any:
-    @functools.wraps(method)
-    def locked(self: VulkanBackend, *args: Any, **kwargs: Any) -> Any:
-        with self._api_lock:
-            return method(self, *args, **kwargs)
-
-    return locked
-
-
-for _name in _SERIALIZED:
-    setattr(VulkanBackend, _name, _serialized(getattr(VulkanBackend, _name)))
+serialize_methods(VulkanBackend, SERIALIZED)
