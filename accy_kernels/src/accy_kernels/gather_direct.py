@@ -17,7 +17,7 @@ from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import groups_for
 
-__all__ = ["gather_kernel", "normalized_index", "run"]
+__all__ = ["axis_position", "gather_kernel", "normalized_index", "run"]
 
 
 def normalized_index(idx: E, n: E, mode: str) -> E:
@@ -41,18 +41,24 @@ def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgro
     n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
-        if simple:
-            idx = kb.let("idx", normalized_index(indices[g].cast("i64"), n, mode))
-            kb.store(out, g, src[idx])
-        else:
-            mi = m * inner
-            o = kb.let("o", (g / mi).cast("i64"))
-            r = kb.let("r", g % mi)
-            j = kb.let("j", r / inner)
-            k = kb.let("k", (r % inner).cast("i64"))
-            idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
-            kb.store(out, g, src[(o * n + idx) * inner.cast("i64") + k])
+        kb.store(out, g, src[axis_position(kb, g, indices, m, inner, n, mode, simple)])
     return kb.build()
+
+
+def axis_position(kb: KernelBuilder, g: E, indices, m: E, inner: E, n: E, mode: str,
+                  simple: bool) -> E:
+    """Element of the ``(outer, n, inner)`` tensor that element ``g`` of the
+    ``(outer, m, inner)`` view addresses through ``indices`` (shared by gather and the
+    scatter-add kernels). ``n`` is i64; the result is i64."""
+    if simple:
+        return kb.let("idx", normalized_index(indices[g].cast("i64"), n, mode))
+    mi = m * inner
+    o = kb.let("o", (g / mi).cast("i64"))
+    r = kb.let("r", g % mi)
+    j = kb.let("j", r / inner)
+    k = kb.let("k", (r % inner).cast("i64"))
+    idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
+    return (o * n + idx) * inner.cast("i64") + k
 
 
 def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axis: int,

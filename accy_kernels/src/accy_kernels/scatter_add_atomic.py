@@ -15,7 +15,7 @@ from accy.kernel import KernelBuilder
 from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import copy_kernel, fill_kernel, groups_for
-from accy_kernels.gather_direct import normalized_index
+from accy_kernels.gather_direct import axis_position
 
 __all__ = ["add_kernel", "run"]
 
@@ -33,17 +33,7 @@ def add_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_
     n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
-        if simple:
-            idx = kb.let("idx", normalized_index(indices[g].cast("i64"), n, mode))
-            kb.atomic_add(out, idx, values[g])
-        else:
-            mi = m * inner
-            o = kb.let("o", (g / mi).cast("i64"))
-            r = kb.let("r", g % mi)
-            j = kb.let("j", r / inner)
-            k = kb.let("k", (r % inner).cast("i64"))
-            idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
-            kb.atomic_add(out, (o * n + idx) * inner.cast("i64") + k, values[g])
+        kb.atomic_add(out, axis_position(kb, g, indices, m, inner, n, mode, simple), values[g])
     return kb.build()
 
 
