@@ -23,7 +23,7 @@ def _installed():
 
 
 def test_discovered_through_the_entry_point():
-    from accy.kernels import families
+    from accy.families import families
 
     fam = families()["axpy"]
     assert fam.provider == "accy-example-family"

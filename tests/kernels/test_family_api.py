@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from accy.errors import InputError
-from accy.kernels import Candidate, Family, families, get_family, get_variant
+from accy.families import Candidate, Family, families, get_family, get_variant
 
 ISSUE_FAMILIES = {"gather", "scatter", "scatter_add", "spmv", "spmm", "sort", "argsort",
                   "sort_pairs", "scan", "segment_sum", "filter", "random"}
@@ -30,7 +30,7 @@ def test_variant_lookup():
 
 
 def test_candidates_and_references():
-    from accy.kernels import resolve
+    from accy.families import resolve
 
     for fam in families().values():
         assert callable(resolve(fam.reference))

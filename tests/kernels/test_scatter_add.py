@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from accy.errors import CapabilityError, UnsupportedError
-from accy.kernels import IndexOutOfRangeError
+from accy.families import IndexOutOfRangeError
 from accy.testing.reference import assert_close
 
 import accy_kernels as ak
@@ -73,7 +73,7 @@ def test_scatter_add_errors():
 @pytest.mark.parametrize("tiles", [None, 1, 3, 8])
 def test_scatter_add_privatized(backend, dtype, tiles):
     # per-tile private histograms (no atomics): every dtype on every backend, any tile count
-    from accy.kernels import Candidate
+    from accy.families import Candidate
     cand = Candidate(64, 1, (("tiles", tiles),)) if tiles else None
     rng = np.random.default_rng(7)
     dst = random_values(dtype, 3 * 11 * 2).reshape(3, 11, 2)
@@ -100,7 +100,7 @@ def test_scatter_add_privatized_empty(backend):
 def test_scatter_add_default_privatizes_small_outputs_on_host():
     # the default on a host-memory backend with several threads: private histograms when
     # threads x outputs <= values; otherwise the capability choice (atomic / sorted)
-    from accy.kernels import backend_object
+    from accy.families import backend_object
     from accy_kernels._dispatch import pick_accumulate
     from accy_kernels.scatter_add_privatized import backend_threads
 

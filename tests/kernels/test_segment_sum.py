@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from accy.errors import InputError
-from accy.kernels import IndexOutOfRangeError
+from accy.families import IndexOutOfRangeError
 from accy.testing.reference import assert_close
 
 import accy_kernels as ak

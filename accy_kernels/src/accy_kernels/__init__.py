@@ -2,7 +2,7 @@
 
 numpy arrays in, numpy arrays out; every function takes ``backend=`` (a backend name, default
 ``"cpu"``, or a live backend), ``variant=`` (a variant name of the family, default: the
-first) and ``candidate=`` (an :class:`accy.kernels.Candidate`, default: the variant's
+first) and ``candidate=`` (an :class:`accy.families.Candidate`, default: the variant's
 choice). All inputs are checked on the host before any kernel is launched.
 
 Example::

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from accy.errors import CapabilityError
-from accy.kernels import Candidate, backend_object, resolve, variant_runs_on
+from accy.families import Candidate, backend_object, resolve, variant_runs_on
 
 from accy_kernels._families import FAMILIES
 

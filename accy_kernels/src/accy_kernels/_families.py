@@ -1,6 +1,6 @@
 """The descriptors of every accy-kernels family (what the plugin hook returns).
 
-Importing this module imports only :mod:`accy.kernels` (no LLVM, no backend); variant code is
+Importing this module imports only :mod:`accy.families` (no LLVM, no backend); variant code is
 named by ``"module:function"`` strings and imported on first use.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from accy.kernels import Candidate, Family, Role, Signature, Variant
+from accy.families import Candidate, Family, Role, Signature, Variant
 
 __all__ = ["FAMILIES"]
 
@@ -153,7 +153,7 @@ FAMILIES = [
          "counter-based random streams keyed by (seed, offset)"),
 ]
 
-# IR lowering (``library.*`` ops, :mod:`accy.kernels.lowering`): the plan function of each
+# IR lowering (``library.*`` ops, :mod:`accy.families.lowering`): the plan function of each
 # family, in family metadata ``ir_plan``.
 _IR_PLANS = {"gather": "gather", "scatter": "scatter", "scatter_add": "scatter_add",
              "segment_sum": "segment_sum", "sort": "sort", "argsort": "argsort",

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import InputError, UnsupportedError
-from accy.kernels import (
+from accy.families import (
     Candidate,
     IndexOutOfRangeError,
     as_array,

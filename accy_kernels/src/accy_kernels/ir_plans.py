@@ -1,7 +1,7 @@
 """IR lowering of the families: append one ``library.*`` call's launches to a plan.
 
-The kernel stage (:mod:`accy.kernels.lowering`) calls ``plan_fn(plan, backend, call)`` where
-``plan`` has :class:`accy.kernels.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
+The kernel stage (:mod:`accy.families.lowering`) calls ``plan_fn(plan, backend, call)`` where
+``plan`` has :class:`accy.families.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
 attributes, operand and result types and their slots (already in the function's memory
 plan). ``scatter_add``/``segment_sum`` launch the atomic kernel where the backend has atomic
 add on the dtype, else the ``sorted`` formulation (stable radix sort of the indices in plan
@@ -20,8 +20,8 @@ from __future__ import annotations
 import functools
 import math
 
+from accy.families import Candidate, Slot, tile_geometry
 from accy.kernel import KernelBuilder, where
-from accy.kernels import Candidate, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
 from accy_kernels._dispatch import has_atomic_add

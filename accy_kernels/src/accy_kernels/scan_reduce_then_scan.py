@@ -20,8 +20,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from accy.families import Candidate, Plan, Slot, tile_geometry
 from accy.kernel import KernelBuilder, call
-from accy.kernels import Candidate, Plan, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from accy.families import Candidate, Plan
 from accy.kernel import KernelBuilder
-from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import copy_kernel, fill_kernel, groups_for
 from accy_kernels.gather_direct import axis_position

@@ -25,8 +25,8 @@ import functools
 import os
 
 import numpy as np
+from accy.families import Candidate, Plan, backend_object, host_like, tile_geometry
 from accy.kernel import KernelBuilder, where
-from accy.kernels import Candidate, Plan, backend_object, host_like, tile_geometry
 
 from accy_kernels._common import ceil_div, groups_for
 from accy_kernels.gather_direct import normalized_index

@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from accy.families import Candidate, Plan
 from accy.kernel import E, KernelBuilder, where
-from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import groups_for
 

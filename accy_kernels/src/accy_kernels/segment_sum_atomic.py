@@ -9,7 +9,7 @@ the host before launch), the result ``(num_segments, *inner)``; empty segments a
 from __future__ import annotations
 
 import numpy as np
-from accy.kernels import Candidate
+from accy.families import Candidate
 
 from accy_kernels import scatter_add_atomic
 

@@ -8,7 +8,7 @@ for a tile count, not ``numpy``'s sequential order). See :mod:`scatter_add_priva
 from __future__ import annotations
 
 import numpy as np
-from accy.kernels import Candidate
+from accy.families import Candidate
 
 from accy_kernels import scatter_add_privatized
 

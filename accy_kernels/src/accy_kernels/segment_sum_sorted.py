@@ -10,7 +10,7 @@ then one work-item per output element sums its run in increasing position order,
 from __future__ import annotations
 
 import numpy as np
-from accy.kernels import Candidate
+from accy.families import Candidate
 
 from accy_kernels import scatter_add_sorted
 

@@ -39,8 +39,8 @@ import os
 import threading
 
 import numpy as np
+from accy.families import Candidate, Plan, host_like, tile_geometry
 from accy.kernel import E, KernelBuilder, where
-from accy.kernels import Candidate, Plan, host_like, tile_geometry
 
 from accy_kernels._common import ceil_div
 from accy_kernels.scan_reduce_then_scan import add_scan

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import InputError, UnsupportedError
-from accy.kernels import Candidate, as_array
+from accy.families import Candidate, as_array
 
 from accy_kernels._dispatch import call
 

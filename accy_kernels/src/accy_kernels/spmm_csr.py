@@ -10,8 +10,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from accy.families import Candidate, Plan
 from accy.kernel import KernelBuilder
-from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import groups_for
 from accy_kernels.sparse_api import csr_arrays

@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from accy.families import Candidate, Plan, Slot, tile_geometry
 from accy.kernel import KernelBuilder, where
-from accy.kernels import Candidate, Plan, Slot, tile_geometry
 
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
 from accy_kernels._dispatch import has_atomic_add

@@ -12,8 +12,8 @@ import functools
 
 import numpy as np
 from accy.errors import InputError
+from accy.families import Candidate, Plan
 from accy.kernel import KernelBuilder
-from accy.kernels import Candidate, Plan
 
 from accy_kernels.sparse_api import csr_arrays
 

@@ -15,8 +15,8 @@ import functools
 
 import numpy as np
 from accy.errors import InputError
+from accy.families import Candidate, Plan
 from accy.kernel import KernelBuilder
-from accy.kernels import Candidate, Plan
 
 from accy_kernels._common import groups_for
 from accy_kernels._layout_cache import cached_layout

@@ -34,7 +34,7 @@ def _backends() -> tuple[dict[str, object], dict[str, str]]:
 
 def kernel_table() -> dict[str, object]:
     """Return ``{"families": [...], "unavailable_backends": {...}, "problems": [...]}``."""
-    from accy.kernels import families, registry_problems, variant_runs_on
+    from accy.families import families, registry_problems, variant_runs_on
 
     live, missing = _backends()
     rows = []

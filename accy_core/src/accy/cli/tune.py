@@ -45,7 +45,7 @@ def _tune(args: argparse.Namespace) -> int:
         results = sweep_families(args.backend, warmup=args.warmup, samples=args.samples,
                                  margin=args.margin, cache=cache, progress=progress)
         if not results:
-            print("no kernel-library families installed (accy.kernels); nothing to tune")
+            print("no kernel-library families installed (accy.families); nothing to tune")
             return 0
     else:
         if not args.program:

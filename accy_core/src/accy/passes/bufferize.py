@@ -111,7 +111,7 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
     if op.attrs.get("kind") == "library":
-        from accy.kernels.lowering import scratch_bytes
+        from accy.families.lowering import scratch_bytes
 
         scratch = [slots.take_temp(n) if reuse else slots.new(n) for n in scratch_bytes(op, target)]
         op.attrs["scratch_slots"] = tuple(scratch)
@@ -132,7 +132,7 @@ class BufferizePass(Pass):
     in_place: bool = field(default=True)
 
     def run(self, module: Module, ctx: PassContext) -> bool:
-        from accy.kernels.lowering import TargetBackend
+        from accy.families.lowering import TargetBackend
 
         target = TargetBackend(ctx.target_profile, ctx.backend)
         for fn in module.functions:

@@ -3,7 +3,7 @@ segment_sum) to kernel-library calls.
 
 ``kernel-library=enabled`` (the default pipeline): every ``tensor.<op>`` becomes
 ``library.<op>`` — a call into the registered kernel family of that name (see
-:mod:`accy.kernels.lowering`); ``sort``/``argsort`` on another axis than the last are
+:mod:`accy.families.lowering`); ``sort``/``argsort`` on another axis than the last are
 wrapped in transposes (the families sort rows), and axes are normalized to be >= 0. The
 family must be registered (``accy-kernels`` installed), else UnsupportedError.
 
@@ -28,7 +28,7 @@ __all__ = ["IndexingLoweringPass"]
 
 
 def _family_available(name: str) -> bool:
-    from accy.kernels import get_family
+    from accy.families import get_family
 
     try:
         get_family(name)

@@ -394,7 +394,7 @@ class OutlineKernelsPass(Pass):
                 if op.name != "dispatch.region":
                     continue
                 if op.attrs.get("kind") == "library":  # a kernel-family call: its own launches
-                    from accy.kernels.lowering import TargetBackend, expand
+                    from accy.families.lowering import TargetBackend, expand
 
                     lib_kernels, launches = expand(op, TargetBackend(ctx.target_profile,
                                                                      ctx.backend))

@@ -177,7 +177,7 @@ class Executable:
             flat = np.asarray(arr).reshape(-1)
             bad = (flat < c.low) | (flat >= c.high)
             if bad.any():
-                from accy.kernels.validate import IndexOutOfRangeError
+                from accy.families.validate import IndexOutOfRangeError
 
                 pos = int(np.argmax(bad))
                 raise IndexOutOfRangeError(

@@ -112,7 +112,7 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
 
 
 def _has_checks(op) -> bool:
-    from accy.kernels.lowering import index_checks
+    from accy.families.lowering import index_checks
 
     return bool(index_checks(op))
 
@@ -120,7 +120,7 @@ def _has_checks(op) -> bool:
 def _library_or_checked(g: LaunchGraph, op, kernels: dict) -> None:
     """Index checks of a region (before its first launch), then its launches: a library
     call's recorded ones, or the region's one kernel."""
-    from accy.kernels.lowering import decode_launches, index_checks
+    from accy.families.lowering import decode_launches, index_checks
 
     for k, low, high, what in index_checks(op):
         t = op.operands[k].type

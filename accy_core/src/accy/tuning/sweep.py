@@ -136,7 +136,7 @@ def sweep_program(module: Any, backend: str = "cpu", *, function: str | None = N
 
 
 def _family_problem(fam: Any) -> dict[str, Any] | None:
-    from accy.kernels import resolve
+    from accy.families import resolve
 
     ref = dict(fam.metadata or {}).get("tuning_problem")
     return None if ref is None else dict(resolve(ref)())
@@ -144,7 +144,7 @@ def _family_problem(fam: Any) -> dict[str, Any] | None:
 
 def _sweep_variant(fam: Any, var: Any, be: Any, problem: dict, warmup: int, samples: int,
                    margin: float) -> SweepResult:
-    from accy.kernels import resolve, variant_runs_on
+    from accy.families import resolve, variant_runs_on
 
     family = str(dict(fam.metadata or {}).get("tuning_shape_family", "default"))
     r = SweepResult(f"{fam.name}.{var.name}", f"{fam.name}.{var.name}", family)
@@ -167,10 +167,10 @@ def sweep_families(backend: str = "cpu", *, warmup: int = 1, samples: int = 3,
                    write: bool = True, progress: bool = False) -> list[SweepResult]:
     """Sweep every registered family's variants and candidates (see the module docstring).
 
-    Returns an empty list when no kernel-library package (``accy.kernels``) is installed.
+    Returns an empty list when no kernel-library package (``accy.families``) is installed.
     """
     try:
-        from accy.kernels import families
+        from accy.families import families
     except ImportError:
         return []
     from accy.plugins import open_backend

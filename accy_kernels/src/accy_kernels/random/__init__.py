@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import InputError, UnsupportedError
-from accy.kernels import as_array
+from accy.families import as_array
 
 __all__ = ["ALGORITHMS", "integers", "normal", "philox4x32", "threefry", "uniform"]
 
@@ -113,7 +113,7 @@ def _run(dist, shape, seed, dtype, algorithm, offset, p0, p1, backend):
 
 def _require_f64_math(what: str, backend: Any) -> None:
     from accy.errors import CapabilityError
-    from accy.kernels import backend_object
+    from accy.families import backend_object
 
     be = backend_object(backend)
     if "f64_math" not in be.capabilities().features:

@@ -22,8 +22,8 @@ import functools
 import math
 
 import numpy as np
+from accy.families import Plan
 from accy.kernel import E, KernelBuilder, call
-from accy.kernels import Plan
 
 from accy_kernels._common import ceil_div, groups_for
 from accy_kernels.random import philox, squares, threefry_nx32

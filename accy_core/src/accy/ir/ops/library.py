@@ -207,7 +207,7 @@ def philox_uniform_host(size, seed, dtype, rounds, offset, low, high):
     """The ``random`` family's uniform stream for Philox4x32 in numpy (see
     ``accy_kernels.random.generators``): element ``i`` comes from block ``offset + i // 4``
     (f32, one word each) or ``offset + i // 2`` (f64, two words each)."""
-    from accy.kernels.philox import philox4x32_host
+    from accy.families.philox import philox4x32_host
 
     per_block = 4 if dtype == "f32" else 2
     blocks = -(-size // per_block)

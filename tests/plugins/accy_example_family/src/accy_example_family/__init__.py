@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import InputError
-from accy.kernels import Candidate, Family, Plan, Role, Signature, Variant, check_dtype
+from accy.families import Candidate, Family, Plan, Role, Signature, Variant, check_dtype
 from accy.plugins import hookimpl
 
 __all__ = ["FAMILY", "accy_kernel_families", "axpy", "reference"]
@@ -82,9 +82,9 @@ def axpy(a: float, x: Any, y: Any, *, backend: Any = "cpu") -> np.ndarray:
         raise InputError(f"axpy: x and y must be 1-D of one shape and dtype, got "
                          f"{x.dtype}{list(x.shape)} and {y.dtype}{list(y.shape)}")
     dtype = check_dtype(x, "x", ("f32", "f64"), "axpy")
-    from accy.kernels import get_variant
+    from accy.families import get_variant
 
     _, variant = get_variant("axpy")
-    from accy.kernels import resolve
+    from accy.families import resolve
 
     return resolve(variant.run)(backend, variant.candidates[0], a=a, x=x, y=y, dtype=dtype)

@@ -2,14 +2,14 @@
 
 A family (``spmv``, ``sort``, ``gather``) is a named operation with a signature, a
 numpy/scipy reference and variants written once in the kernel DSL (see
-:mod:`accy.kernels.family`). Plugins contribute families through the
+:mod:`accy.families.family`). Plugins contribute families through the
 ``accy_kernel_families()`` hook (entry-point group ``accy``); :func:`families` collects them.
 A variant runs a call by describing a :class:`Plan` (slots and launches) and running it on a
-backend (:mod:`accy.kernels.runner`).
+backend (:mod:`accy.families.runner`).
 
 Example::
 
-    from accy.kernels import families, get_variant
+    from accy.families import families, get_variant
 
     sorted(families())                       # ['gather', 'random', 'scan', 'sort', ...]
     fam, var = get_variant("spmv.csr_scalar")
@@ -17,8 +17,8 @@ Example::
 
 from __future__ import annotations
 
-from accy.kernels.family import Candidate, Family, Role, Signature, Variant, resolve
-from accy.kernels.registry import (
+from accy.families.family import Candidate, Family, Role, Signature, Variant, resolve
+from accy.families.registry import (
     families,
     get_family,
     get_variant,
@@ -27,8 +27,8 @@ from accy.kernels.registry import (
     reset,
     variant_runs_on,
 )
-from accy.kernels.runner import Plan, Slot, backend_object, host_like, tile_geometry
-from accy.kernels.validate import (
+from accy.families.runner import Plan, Slot, backend_object, host_like, tile_geometry
+from accy.families.validate import (
     IndexOutOfRangeError,
     as_array,
     check_dtype,

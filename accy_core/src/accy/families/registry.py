@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 
 from accy.errors import InputError, known_names
-from accy.kernels.family import Family, Variant
+from accy.families.family import Family, Variant
 
 __all__ = [
     "families",
@@ -34,7 +34,7 @@ def _collect() -> dict[str, Family]:
     found: dict[str, Family] = {}
     for item in kernel_families():
         if not isinstance(item, Family):
-            _PROBLEMS.append(f"a plugin returned {type(item).__name__}, not accy.kernels.Family")
+            _PROBLEMS.append(f"a plugin returned {type(item).__name__}, not accy.families.Family")
             continue
         if item.name in found:
             _PROBLEMS.append(f"family {item.name!r} provided twice "

@@ -4,7 +4,7 @@ family's kernels and launches.
 The family names its IR plan function in ``Family.metadata["ir_plan"]``
 (``"module:function"``), called as ``plan_fn(plan, backend, call)``:
 
-- ``plan``: a :class:`LibraryPlan` with :class:`accy.kernels.Plan`'s ``temp(dtype, n)`` and
+- ``plan``: a :class:`LibraryPlan` with :class:`accy.families.Plan`'s ``temp(dtype, n)`` and
   ``launch(kernel, groups, slots, scalars)``;
 - ``backend``: the target (``capabilities().features``; what ``tile_geometry`` reads);
 - ``call``: :class:`LibraryCall` — attributes, operand/result types and their slots.
@@ -25,11 +25,11 @@ from typing import Any
 import numpy as np
 
 from accy.errors import CapabilityError, InternalError, UnsupportedError
+from accy.families.runner import Slot
 from accy.ir import Operation
 from accy.ir.ops.library import FAMILY_OF, index_operand
 from accy.ir.ops.registry import get_op_def
 from accy.ir.types import TensorType
-from accy.kernels.runner import Slot
 
 __all__ = ["LibraryCall", "LibraryPlan", "TargetBackend", "decode_launches", "expand",
            "index_checks", "scratch_bytes"]
@@ -96,8 +96,8 @@ def _call_op(region: Operation) -> Operation:
 
 
 def _plan(region: Operation, target: Any, scratch: tuple[int, ...] | None) -> LibraryPlan:
-    from accy.kernels.family import resolve
-    from accy.kernels.registry import get_family
+    from accy.families.family import resolve
+    from accy.families.registry import get_family
 
     call = _call_op(region)
     short = call.name.split(".", 1)[1]
