@@ -28,7 +28,8 @@ from accy.kernel import E, KernelBuilder, call
 from accy_kernels._common import ceil_div, groups_for
 from accy_kernels.random import philox, squares, threefry_nx32
 
-__all__ = ["ALGORITHMS", "bijection_kernel", "run_distribution", "stream_kernel"]
+__all__ = ["ALGORITHMS", "bijection_kernel", "run_distribution", "stream_kernel",
+           "stream_position"]
 
 ALGORITHMS = {
     "philox4x32-10": ("philox", 4, 10), "philox4x32-7": ("philox", 4, 7),
@@ -125,6 +126,20 @@ def items_per_request(algorithm: str, dist: str, dtype: str) -> int:
     _, width, _ = ALGORITHMS[algorithm]
     wpu, opu = _unit_words(dist, dtype)
     return max(1, width // wpu) * opu
+
+
+def stream_position(algorithm: str, dist: str, dtype: str, start: int) -> tuple[int, int]:
+    """Where element ``start`` of a request lies in the stream: ``(blocks, skip)``.
+
+    A request at ``offset + blocks`` whose first ``skip`` outputs are dropped continues a
+    request at ``offset`` from its element ``start`` bit for bit (requests split into parts,
+    e.g. Dask chunks, give the single request's numbers).
+    """
+    _, width, _ = ALGORITHMS[algorithm]
+    wpu, _ = _unit_words(dist, dtype)
+    blocks = ceil_div(wpu * max(1, width // wpu), width)
+    per_item = items_per_request(algorithm, dist, dtype)
+    return (start // per_item) * blocks, start % per_item
 
 
 def run_distribution(backend, algorithm: str, dist: str, dtype: str, size: int, seed: int,
