@@ -45,7 +45,8 @@ accy_create_venv() {
         if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
-        "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib tqdm
+        "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib tqdm \
+        "dask[array]" distributed
 }
 
 accy_install_system_packages
