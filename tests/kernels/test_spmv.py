@@ -1,7 +1,13 @@
-"""spmv in every format vs scipy on every matrix of shared/data/matrices; bad files refused."""
+"""spmv in every format vs scipy on every test matrix; bad files refused.
+
+The small matrices are in ``tests/data/matrices``; the four larger ones are marked
+``large_data`` and skip unless ``ACCY_TEST_DATA`` names a folder holding
+``matrices/NAME.mtx`` (``tests/data/README.md`` says where to get them).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +17,33 @@ from accy.errors import InputError, UnsupportedError
 
 import accy_kernels as ak
 
-MATRICES = Path(__file__).resolve().parents[3] / "shared" / "data" / "matrices"
+MATRICES = Path(__file__).resolve().parents[1] / "data" / "matrices"
 MALFORMED = ["mangled8.mtx", "bad_header.mtx"]
 COMPLEX = ["cha.mtx"]
-WELL_FORMED = sorted(p.name for p in MATRICES.glob("*.mtx")
-                     if p.name not in MALFORMED + COMPLEX) if MATRICES.exists() else []
+SMALL = ["494_bus.mtx", "LFAT5_hypersparse.mtx", "a0.mtx", "cryg2500.mtx", "empty.mtx",
+         "jagmesh7.mtx", "lp_e226.mtx", "pushpull.mtx", "rajat01.mtx", "skew_fp64.mtx",
+         "west0067.mtx"]
+LARGE = ["Groebner_id2003_aug.mtx", "arrow.mtx", "bayer10.mtx", "bcsstk13.mtx"]
+WELL_FORMED = SMALL + [pytest.param(n, marks=pytest.mark.large_data) for n in LARGE]
+
+
+def _matrix(name: str) -> Path:
+    """Path of test matrix ``name``: in the repository, or (large ones) under ACCY_TEST_DATA."""
+    if name not in LARGE:
+        return MATRICES / name
+    root = os.environ.get("ACCY_TEST_DATA")
+    path = Path(root) / "matrices" / name if root else None
+    if path is None or not path.is_file():
+        where = f"{path} does not exist" if path else "ACCY_TEST_DATA is not set"
+        pytest.skip(f"large matrix {name} not present ({where}); set ACCY_TEST_DATA to a folder "
+                    f"holding matrices/{name}, see tests/data/README.md for where to get it")
+    return path
+
+
+def test_in_repository_matrices_are_all_listed():
+    """Every .mtx in tests/data/matrices is exercised (a new file cannot be forgotten)."""
+    assert sorted(p.name for p in MATRICES.glob("*.mtx")) == sorted(SMALL + MALFORMED + COMPLEX)
+    assert not set(LARGE) & {p.name for p in MATRICES.glob("*.mtx")}
 VARIANTS = [("csr", None, {}), ("csr", "csr_vector", {}), ("coo", None, {}),
             ("coo", "coo_rows", {}), ("ell", None, {}),
             ("sell", None, {}), ("sell", None, {"C": 8, "sigma": 1}),
@@ -37,7 +65,7 @@ def _check(y, A, x, dtype):
                          ids=["csr_scalar", "csr_vector", "coo", "coo_rows", "ell", "sell",
                               "sell-c8-s1", "sell-c4-s64"])
 def test_spmv_matrices(backend, name, dtype, fmt, variant, options):
-    A = ak.read_matrix(MATRICES / name).astype(dtype)
+    A = ak.read_matrix(_matrix(name)).astype(dtype)
     x = np.random.default_rng(0).standard_normal(A.shape[1]).astype(dtype)
     with np.errstate(invalid="ignore"):
         y = ak.spmv(A, x, fmt, variant=variant, backend=backend, **options)
