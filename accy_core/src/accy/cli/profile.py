@@ -7,15 +7,44 @@ Examples::
     accy profile --workload mlp_two_layer --elements 32 --chain 64 --samples 5
     accy profile --suite quick --sweep -o run.jsonl     # plus launch/family sweeps
     accy profile report run.jsonl --plots plots/
+    accy profile report run.jsonl --no-plots            # the table only
+
+The output file appears only when the run finishes (a failed or interrupted run leaves
+none). Plots need matplotlib (the ``accy-core[plots]`` extra); without it the report prints
+the table and one line saying the plots were skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 __all__ = ["register"]
+
+_NO_MATPLOTLIB = ("plots skipped: matplotlib is not installed (it is the accy-core[plots] "
+                  "extra: pip install matplotlib); --no-plots silences this")
+
+
+@contextlib.contextmanager
+def _atomic_text(path: Path) -> Iterator[IO[str]]:
+    """Write to a temporary file beside ``path``; publish it with ``os.replace`` only if the
+    block finishes, else remove it (no partial file after an error or Ctrl-C)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as stream:
+            yield stream
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _cases(args: argparse.Namespace) -> list[tuple[str, int, int]]:
@@ -39,8 +68,7 @@ def _profile(args: argparse.Namespace) -> int:
         w = run_profile(cases, args.backend, sys.stdout, samples=args.samples,
                         warmup=args.warmup, sweep=args.sweep, suite=suite, progress=progress)
     else:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.output, "w") as stream:
+        with _atomic_text(Path(args.output)) as stream:
             w = run_profile(cases, args.backend, stream, samples=args.samples,
                             warmup=args.warmup, sweep=args.sweep, suite=suite,
                             progress=progress)
@@ -54,6 +82,13 @@ def _report(args: argparse.Namespace) -> int:
 
     records = read_records(args.run)
     print(render_table(records))
+    if args.no_plots:
+        return 0
+    try:
+        import matplotlib  # noqa: F401  (optional: the accy-core[plots] extra)
+    except ImportError:
+        print(_NO_MATPLOTLIB, file=sys.stderr)
+        return 0
     plots = args.plots or str(Path(args.run).with_suffix("")) + "_plots"
     for path in write_plots(records, plots):
         print(f"wrote {path}")
@@ -81,4 +116,6 @@ def register(subparsers) -> None:
     r = sub.add_parser("report", help="print a table and write PNG plots of a run")
     r.add_argument("run", help="JSON-lines file written by 'accy profile'")
     r.add_argument("--plots", help="directory for the PNG files (default: RUN_plots/)")
+    r.add_argument("--no-plots", action="store_true",
+                   help="print the table only (plots need matplotlib: accy-core[plots])")
     r.set_defaults(func=_report)

@@ -20,6 +20,7 @@ import numpy as np
 
 from accy.profiling.records import PHASES, RecordWriter
 from accy.profiling.summary import summarize
+from accy.progress import track
 
 __all__ = ["emit_sweep_result", "run_case", "run_profile", "sweep_case"]
 
@@ -155,14 +156,6 @@ def emit_sweep_result(w: RecordWriter, r: Any) -> None:
         w.emit("best", kernel=r.kernel, label="", median_ns=0, cached=False, skipped=r.skipped)
 
 
-def _bar(cases: list, show: bool):
-    if not show:
-        return cases
-    from tqdm import tqdm
-
-    return tqdm(cases, desc="profile", unit="case")
-
-
 def run_profile(cases: list[tuple[str, int, int]], backend: str = "cpu", stream: Any = None, *,
                 samples: int = 3, warmup: int = 1, sweep: bool = False, suite: str | None = None,
                 progress: bool = False) -> RecordWriter:
@@ -188,7 +181,7 @@ def run_profile(cases: list[tuple[str, int, int]], backend: str = "cpu", stream:
     w.emit("start", suite=suite, samples=samples, warmup=warmup, sweep=sweep,
            accy_version=accy.__version__, time_s=time.time(), cases=[list(c) for c in cases])
     ok = True
-    for name, elements, chain in _bar(cases, progress):
+    for name, elements, chain in track(cases, "profile", "case", show=progress):
         try:
             ok &= run_case(w, be, name, elements, chain, samples, warmup)
             if sweep:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from accy.progress import track
 from accy.tuning.cache import TuningCache, TuningEntry, region_shape_family
 from accy.tuning.candidates import LaunchCandidate, parse_candidates
 from accy.tuning.measure import DEFAULT_MARGIN, Measurement, best, margin_ok, measure
@@ -48,11 +49,7 @@ class SweepResult:
 
 
 def _progress(items: list, label: str, show: bool) -> Iterable:
-    if not show:
-        return items
-    from tqdm import tqdm
-
-    return tqdm(items, desc=label, unit="kernel", leave=False)
+    return track(items, label, "kernel", show=show, transient=True)
 
 
 def _entry(device: str, r: SweepResult, kind: str) -> TuningEntry:
