@@ -30,9 +30,7 @@ import numpy as np
 import vulkan as vk
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.codegen import emit_llvm_ir
-from accy.errors import LaunchError, UnsupportedError
-from accy.kernel import Kernel
+from accy.errors import LaunchError
 
 from accy_backend_vulkan.commands import (
     CommandQueue,
@@ -41,11 +39,10 @@ from accy_backend_vulkan.commands import (
     VulkanStream,
     vulkan_error,
 )
+from accy_backend_vulkan.compiler import EMIT_FORMATS, SpirvCompiler
 from accy_backend_vulkan.device import DeviceSetup, probe_devices
 from accy_backend_vulkan.locking import SERIALIZED, serialize_methods
 from accy_backend_vulkan.memory import BufferMemory, VulkanBuffer
-from accy_backend_vulkan.target import push_layout
-from accy_backend_vulkan.toolchain import compile_spirv, validate
 
 __all__ = ["VulkanBackend", "VulkanBuffer", "VulkanEvent", "VulkanStream", "probe_devices"]
 
@@ -58,7 +55,6 @@ _NUMPY = {
     "u32": np.uint32,
     "bool": np.bool_,
 }
-_EMIT_FORMATS = ("spirv", "llvm")
 _DISPATCH_BASE = getattr(vk, "VK_PIPELINE_CREATE_DISPATCH_BASE_KHR", 0x10)
 _DESCRIPTOR_CACHE_LIMIT = 64
 
@@ -84,7 +80,7 @@ def _save_at_exit(ref: Any) -> None:
         backend.save_pipeline_cache()
 
 
-class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
+class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
     """The accy backend protocol on a Vulkan device (see ``accy.backend.protocol``).
 
     Args:
@@ -142,7 +138,7 @@ class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
                 device_name=name,
                 device_fingerprint=hashlib.sha256(ident.encode()).hexdigest(),
                 dtypes=frozenset(dtypes),
-                artifact_formats=_EMIT_FORMATS,
+                artifact_formats=EMIT_FORMATS,
                 max_workgroup_size=min(
                     limits.maxComputeWorkGroupInvocations, limits.maxComputeWorkGroupSize[0]
                 ),
@@ -166,49 +162,6 @@ class VulkanBackend(DeviceSetup, CommandQueue, BufferMemory):
             "in_flight": len(self._in_flight),
             "command_buffers": len(self._spare) + len(self._recorded) + len(self._in_flight),
         }
-
-    # compilation ------------------------------------------------------------------------
-    def _spirv(self, kernel: Kernel) -> bytes:
-        spirv = compile_spirv(kernel, self.target)
-        if self.validate_spirv:
-            validate(spirv, kernel.name)
-        return spirv
-
-    def compile(self, kernel: Kernel, options: dict[str, Any] | None = None) -> Artifact:
-        """Compile ``kernel`` to a ``"spirv"`` :class:`Artifact` (entry point ``main``).
-
-        Raises:
-            VerifyError: invalid kernel. CapabilityError: f64 math, missing dtype or atomics.
-            CodegenError: LLVM failed or the module imports an unknown function.
-            CompileError: ``spirv-val`` rejected the module.
-        """
-        fields, push_bytes = push_layout(kernel)
-        metadata = {
-            "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
-            "scalars": [[s.name, s.dtype] for s in kernel.scalars],
-            "workgroup_size": kernel.workgroup_size,
-            "push_offsets": [f.offset_bytes for f in fields],
-            "push_bytes": push_bytes,
-            "target_fingerprint": self.target.fingerprint(),
-            "kernel_fingerprint": kernel.fingerprint(),
-        }
-        return Artifact("vulkan", kernel.name, "spirv", self._spirv(kernel), "main", metadata)
-
-    def emit(self, kernel: Kernel, format: str, **_: Any) -> bytes:
-        """Return ``"spirv"`` (validated, patched module) or ``"llvm"`` (generated IR text).
-
-        Raises:
-            UnsupportedError: unknown format.
-        """
-        if format not in _EMIT_FORMATS:
-            raise UnsupportedError(
-                f"vulkan emit: unknown format {format!r}; known: {', '.join(_EMIT_FORMATS)}",
-                feature=format,
-                backend="vulkan",
-            )
-        if format == "llvm":
-            return emit_llvm_ir(kernel, self.target).encode()
-        return self._spirv(kernel)
 
     def load(self, artifact: Artifact) -> LoadedKernel:
         """Create the shader module, layouts, pipeline and descriptor pool of ``artifact``.

@@ -1,14 +1,17 @@
 """Entry point of the Vulkan backend plugin (``[project.entry-points.accy] vulkan``).
 
 Imports nothing heavy: the ``vulkan`` package (and with it the Vulkan loader) is imported by
-``probe()``/``open()``, never at plugin load.
+``probe()``/``open()``, never at plugin load. Without a device the backend still compiles:
+``open_compile_only`` returns one that emits SPIR-V (``accy compile --emit spirv``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pluggy
+from accy.backend import BackendDescriptor
 
 hookimpl = pluggy.HookimplMarker("accy")
 
@@ -16,10 +19,21 @@ hookimpl = pluggy.HookimplMarker("accy")
 def _probe() -> Any:
     from accy.backend import ProbeResult
 
+    found = _probe_device()
+    if found.available:
+        return found
+    return ProbeResult(False, f"{found.reason}; SPIR-V can still be emitted")
+
+
+def _probe_device() -> Any:
+    from accy.backend import ProbeResult
+
     try:
         import vulkan as vk
     except ImportError as e:
-        return ProbeResult(False, f"python package 'vulkan' not installed ({e})")
+        return ProbeResult(False, f"python package 'vulkan' (a dependency of "
+                           f"accy-backend-vulkan) cannot be imported ({e}); reinstall "
+                           f"accy-backend-vulkan")
     except OSError as e:  # cffi could not load libvulkan.so.1
         return ProbeResult(False, f"no Vulkan loader (libvulkan): {e}")
     except Exception as e:  # noqa: BLE001 - the reason is the answer
@@ -35,17 +49,30 @@ def _open() -> Any:
     return VulkanBackend()
 
 
+def open_compile_only() -> Any:
+    """Return a device-less Vulkan backend that compiles kernels and emits SPIR-V."""
+    from accy_backend_vulkan.compile_only import VulkanCompileOnly
+
+    return VulkanCompileOnly(_probe_device().reason or "compile-only")
+
+
+@dataclass(frozen=True)
+class VulkanDescriptor(BackendDescriptor):
+    """A :class:`BackendDescriptor` that can also open a compile-only backend."""
+
+    open_compile_only: Any = None
+
+
 @hookimpl
 def accy_backends() -> list[Any]:
     """Return the Vulkan backend descriptor."""
-    from accy.backend import BackendDescriptor
-
     return [
-        BackendDescriptor(
+        VulkanDescriptor(
             name="vulkan",
             api_version=1,
             probe=_probe,
             open=_open,
             description="SPIR-V compute on a Vulkan 1.3 device (lavapipe included)",
+            open_compile_only=open_compile_only,
         )
     ]
