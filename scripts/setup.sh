@@ -6,8 +6,10 @@
 #      network, not Debian) is only a warning: the CPU tests still run;
 #   2. creates a clean .venv (no system site-packages: everything accy needs is installed from
 #      PyPI, so a green run here is a green run on a fresh machine);
-#   3. installs every accy package editable, the test plugins under tests/plugins/ and the test
-#      tools, in one pip call so the resolver sees everything at once.
+#   3. installs every accy package editable and the test tools, in one pip call so the resolver
+#      sees everything at once. The test plugins under tests/plugins/ are not installed: the
+#      root conftest.py registers them for the test run only (a user's `accy backends` shows
+#      no deliberately broken plugin).
 # Afterwards ACCY_ROOT is the repository root and ACCY_PYTHON the venv's python.
 # It is meant to be sourced from a script running under `set -euo pipefail`.
 
@@ -40,12 +42,11 @@ accy_create_venv() {
     fi
     local editable=()
     local pkg
-    for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_kernels \
-               tests/plugins/*/; do
+    for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_kernels; do
         if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
-        "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib tqdm \
+        "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib \
         "dask[array]" distributed
 }
 

@@ -25,12 +25,18 @@ def broken_plugin_installed(tmp_path, monkeypatch):
 
 
 def test_backends_lists_backends_then_failures(broken_plugin_installed, capsys):
-    assert main(["backends"]) == 0
+    assert main(["backends", "--all"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "recording: available (in-memory recorder) [testing only]",
         "plugin 'foo' (dist unknown) failed: ImportError: needs libfoo",
     ]
+
+
+def test_testing_only_backends_are_listed_only_when_asked_for(broken_plugin_installed, capsys):
+    assert main(["backends"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "plugin 'foo' (dist unknown) failed: ImportError: needs libfoo"]
 
 
 def test_help_lists_every_installed_command(capsys):
@@ -45,7 +51,7 @@ def test_no_command_prints_usage_and_exits_2(capsys):
 
 
 def test_accy_error_prints_one_line_and_exits_2(monkeypatch, capsys):
-    def boom():
+    def boom(**_):
         raise InputError("environment variable ACCY_X: expected a boolean, got 'maybe'")
 
     monkeypatch.setattr(backends_cli, "backend_lines", boom)
@@ -57,7 +63,7 @@ def test_accy_error_prints_one_line_and_exits_2(monkeypatch, capsys):
 
 
 def test_python_dash_m_accy_runs_in_a_fresh_process():
-    proc = subprocess.run([sys.executable, "-m", "accy", "backends"], capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run([sys.executable, "-m", "accy", "backends", "--all"],
+                          capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "recording: available (in-memory recorder) [testing only]" in proc.stdout

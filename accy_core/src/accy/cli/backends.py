@@ -7,11 +7,12 @@ import argparse
 __all__ = ["backend_lines", "register"]
 
 
-def backend_lines() -> list[str]:
+def backend_lines(include_testing: bool = False) -> list[str]:
     """Return one line per backend, then one per plugin failure.
 
     Backend lines read ``cpu: available (<device name>)`` or ``vulkan: unavailable
-    (<reason>)``; testing-only backends end with `` [testing only]``. Failure lines read
+    (<reason>)``. Testing-only backends (the in-memory ``recording`` backend) are listed
+    only with ``include_testing``, ending with `` [testing only]``. Failure lines read
     ``plugin 'x' (dist y) failed: <cause>``.
     """
     from accy.errors import AccyError
@@ -19,6 +20,8 @@ def backend_lines() -> list[str]:
 
     lines = []
     for name, desc in sorted(backend_descriptors().items()):
+        if desc.testing_only and not include_testing:
+            continue
         available, reason = probe_backend(name)
         if available:
             try:
@@ -33,7 +36,7 @@ def backend_lines() -> list[str]:
 
 
 def _backends(args: argparse.Namespace) -> int:
-    for line in backend_lines():
+    for line in backend_lines(include_testing=args.all):
         print(line)
     return 0
 
@@ -44,4 +47,6 @@ def register(subparsers) -> None:
         "backends", help="list backends, whether each runs here, and plugin errors",
         description="List every backend that plugins provide, whether it is available on this "
         "machine (and why not), then every plugin that failed to load.")
+    p.add_argument("--all", action="store_true",
+                   help="also list testing-only backends (the in-memory 'recording' backend)")
     p.set_defaults(func=_backends)
