@@ -57,9 +57,9 @@ def test_mlp_forward_over_row_chunks(client):
 
 
 def test_spmv_over_a_row_partitioned_matrix(client):
-    found = sorted(p for p in ROOT.rglob("bcsstk13.mtx") if ".venv" not in p.parts)
+    found = sorted(p for p in ROOT.rglob("pushpull.mtx") if ".venv" not in p.parts)
     if not found:
-        pytest.skip("bcsstk13.mtx is not in the repository's test data")
+        pytest.skip("pushpull.mtx is not in the repository's test data")
     A = ak.read_matrix(found[0]).tocsr()
     x = RNG.standard_normal(A.shape[1])
     got = client.compute(accy.dask.spmv(accy.dask.from_scipy(A, 500), x), sync=True)
