@@ -104,7 +104,7 @@ class CpuBackend:
                 subgroup_size=1,
                 shared_memory_bytes=65536,
                 features=frozenset({"f64", "i64", "f64_math", "float_atomics", "float64_atomics",
-                                    "int64_atomics", "host_memory"}),
+                                    "int64_atomics", "host_memory", self.target.simd_feature()}),
             )
         return self._caps
 

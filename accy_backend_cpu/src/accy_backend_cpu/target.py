@@ -61,6 +61,14 @@ class CpuTarget(BaseTarget):
             return VECMATH_F32[op]
         return super().math_function(op, dtype)
 
+    def simd_feature(self) -> str:
+        """``simd512`` (AVX-512F), ``simd256`` (AVX) or ``simd128``: the widest vector
+        registers the features enable (kernel families size register tiles by it)."""
+        feats = set(self.features.split(","))
+        if "+avx512f" in feats:
+            return "simd512"
+        return "simd256" if "+avx" in feats else "simd128"
+
     def fingerprint(self) -> str:
         """Return a sha256 hex of (cpu, features, LLVM version, accy version)."""
         import accy

@@ -31,6 +31,7 @@ from accy_kernels.api import (
     sort,
     sort_pairs,
 )
+from accy_kernels.matmul_api import matmul
 from accy_kernels.sparse_api import read_matrix, spmm, spmv
 
 __version__ = "0.1.0"
@@ -39,6 +40,7 @@ __all__ = [
     "argsort",
     "filter",
     "gather",
+    "matmul",
     "random",
     "read_matrix",
     "scan",

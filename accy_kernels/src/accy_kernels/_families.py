@@ -23,6 +23,16 @@ WG = tuple(Candidate(w) for w in (256, 128, 64, 512))
 PRIV = (Candidate(256), Candidate(256, 1, (("tiles", 4),)), Candidate(256, 1, (("tiles", 8),)))
 
 
+MATMUL = ("f32", "f64", "i32")
+
+
+def _mm_candidates(variant):
+    from accy_kernels import matmul_blocked, matmul_gemv, matmul_tiled
+
+    mod = {"blocked": matmul_blocked, "tiled": matmul_tiled, "gemv": matmul_gemv}[variant]
+    return mod.candidates()
+
+
 def _in(name, dtypes, shape, doc=""):
     return Role(name, "input", dtypes, shape, doc)
 
@@ -141,6 +151,23 @@ FAMILIES = [
          [Variant("csr", f"{P}.spmm_csr:run", "one work-item per output element (row, column)",
                   WG, dtypes=FLOATS)],
          "CSR sparse matrix times dense matrix"),
+    _fam("matmul", [_in("a", MATMUL, "(batch?, m, k) or (k,), any strides"),
+                    _in("b", MATMUL, "(batch?, k, n) or (k,), any strides"),
+                    _out("out", MATMUL, "numpy.matmul(a, b).shape")],
+         [Variant("blocked", f"{P}.matmul_api:run_blocked",
+                  "packed A/B panels, MR x NR vector-FMA microkernel per work-group, tiles "
+                  "split over the thread pool (Goto & van de Geijn 2008; BLIS)",
+                  _mm_candidates("blocked"), default=f"{P}.matmul_api:default",
+                  requires=("host_memory",), dtypes=MATMUL),
+          Variant("tiled", f"{P}.matmul_api:run_tiled",
+                  "work-group tiles staged through shared memory with barriers, a register "
+                  "tile per work-item (Volkov & Demmel 2008)", _mm_candidates("tiled"),
+                  default=f"{P}.matmul_api:default", dtypes=MATMUL),
+          Variant("gemv", f"{P}.matmul_api:run_gemv",
+                  "matrix-vector: a work-group per row block (lanes along k, ordered "
+                  "partial sums) or a work-item per row", _mm_candidates("gemv"),
+                  default=f"{P}.matmul_api:default", dtypes=MATMUL)],
+         "numpy.matmul (batched, strided operands, fused epilogues from the compiler)"),
     _fam("random", [_opt("shape", "output shape"), _opt("seed", "64-bit stream key"),
                     _opt("offset", "counter offset (blocks)"),
                     _out("out", ("f32", "f64", "i32", "i64", "u32"), "shape")],

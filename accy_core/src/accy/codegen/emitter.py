@@ -167,6 +167,8 @@ class FunctionEmitter:
                 cv, av, bv = self.expr(c), self.expr(a), self.expr(b)
                 t = llvm_type(dtype)
                 return self.value(f"select i1 {cv}, {t} {av}, {t} {bv}")
+            case ir.Fma(a, b, x, dtype):
+                return ops.fma(self, self.expr(a), self.expr(b), self.expr(x), dtype)
             case ir.Cast(x, dtype):
                 return self.cast(self.expr(x), x.dtype, dtype)
             case ir.Bitcast(x, dtype):

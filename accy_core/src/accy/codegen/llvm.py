@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from accy.codegen.emitter import FunctionEmitter, symbol
 from accy.codegen.target import TargetDescription, llvm_type, memory_type
 from accy.kernel import ir
-from accy.kernel.verifier import contains_barrier, verify_kernel
+from accy.kernel.verifier import contains_barrier, uniform_variables, verify_kernel
 
 __all__ = ["emit_llvm_ir", "partition_regions"]
 
@@ -94,7 +94,7 @@ def _expr_names(e: ir.Expr, out: set[str]) -> None:
         case ir.Binary(_, a, b, _):
             _expr_names(a, out)
             _expr_names(b, out)
-        case ir.Select(c, a, b, _):
+        case ir.Select(c, a, b, _) | ir.Fma(a, b, c, _):
             for x in (c, a, b):
                 _expr_names(x, out)
         case ir.Load(_, index, _) | ir.SharedLoad(_, index, _):
@@ -159,6 +159,32 @@ def _variable_placement(nodes: list[Node]) -> tuple[frozenset[str], frozenset[st
     return frozenset(per_item), frozenset(group_vars)
 
 
+def _uniform_constants(kernel: ir.Kernel) -> frozenset[str]:
+    """Variables every work-item of a group sets to the same value and never reassigns: one
+    ``Let`` of a uniform expression (group id, scalars, constants), no ``Assign``. Live
+    across barrier regions they need one slot, not a per-work-item array, so the vectorizer
+    sees them as uniform (a per-item copy would turn a uniform address into a gather)."""
+    uniform, _ = uniform_variables(kernel)
+    lets: dict[str, int] = {}
+    assigned: set[str] = set()
+
+    def walk(stmts: tuple[ir.Stmt, ...]) -> None:
+        for s in stmts:
+            if isinstance(s, ir.Let):
+                lets[s.name] = lets.get(s.name, 0) + 1
+            elif isinstance(s, ir.Assign):
+                assigned.add(s.name)
+            elif isinstance(s, ir.For):
+                assigned.add(s.var)
+                walk(s.body)
+            elif isinstance(s, ir.If):
+                walk(s.then)
+                walk(s.orelse)
+
+    walk(kernel.body)
+    return frozenset(n for n, c in lets.items() if c == 1 and n not in assigned and n in uniform)
+
+
 # ------------------------------------------------------------------------------- CPU mode
 
 
@@ -168,6 +194,7 @@ def _cpu_functions(
     ws = kernel.workgroup_size
     nodes = partition_regions(kernel.body)
     per_item, _ = _variable_placement(nodes)
+    per_item -= _uniform_constants(kernel)
     bufs = {p.name: f"%b{i}" for i, p in enumerate(kernel.buffers)}
     scalars = {p.name: f"%s{i}" for i, p in enumerate(kernel.scalars)}
     em = FunctionEmitter(kernel, target, bufs, scalars, per_item)

@@ -16,7 +16,7 @@ from accy.errors import InternalError
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
 
-__all__ = ["binary", "cast", "unary"]
+__all__ = ["binary", "cast", "fma", "unary"]
 
 _ICMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
 _ICMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
@@ -92,6 +92,15 @@ def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # 
         product = em.value(f"mul i64 {wa}, {wb}")
         return em.value(f"trunc i64 {em.value(f'lshr i64 {product}, 32')} to i32")
     raise InternalError(f"codegen: unknown binary op {op!r}; please report")
+
+
+def fma(em: FunctionEmitter, a: str, b: str, x: str, dtype: str) -> str:
+    """Emit ``a * b + x``: ``llvm.fmuladd`` on floats (fused where the target has FMA),
+    wrapping ``mul``/``add`` on integers."""
+    t = llvm_type(dtype)
+    if dtype in _FLOAT:
+        return em.call(f"llvm.fmuladd.{_suffix(dtype)}", t, [(t, a), (t, b), (t, x)])
+    return em.value(f"add {t} {em.value(f'mul {t} {a}, {b}')}, {x}")
 
 
 def _int_divrem(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:

@@ -28,6 +28,7 @@ from accy.kernel.ir import (
     Cast,
     Const,
     Expr,
+    Fma,
     For,
     If,
     Kernel,
@@ -58,6 +59,7 @@ _LAZY = {
     "KernelBuilder": "accy.kernel.dsl",
     "E": "accy.kernel.dsl",
     "call": "accy.kernel.dsl",
+    "fma": "accy.kernel.dsl",
     "where": "accy.kernel.dsl",
 }
 
@@ -82,6 +84,7 @@ __all__ = [
     "Const",
     "E",
     "Expr",
+    "Fma",
     "For",
     "If",
     "Kernel",
@@ -104,6 +107,7 @@ __all__ = [
     "const",
     "dtype_bytes",
     "expr_to_text",
+    "fma",
     "interpret",
     "kernel_to_text",
     "select",

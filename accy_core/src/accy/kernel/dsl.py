@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from accy.errors import VerifyError
 from accy.kernel import ir
 
-__all__ = ["BufferRef", "E", "KernelBuilder", "SharedRef", "call", "where"]
+__all__ = ["BufferRef", "E", "KernelBuilder", "SharedRef", "call", "fma", "where"]
 
 
 def _unwrap(x: object, like: str | None = None) -> ir.Expr:
@@ -153,6 +153,21 @@ def call(op: str, *args: object) -> E:
 
 def _dtype_of(x: object) -> str | None:
     return x.dtype if isinstance(x, E) or hasattr(x, "dtype") else None  # type: ignore[union-attr]
+
+
+def fma(a: object, b: object, x: object) -> E:
+    """Return ``a * b + x`` (an :class:`accy.kernel.Fma`: fused where the target has FMA).
+
+    Raises:
+        VerifyError: operand dtypes differ or are bool.
+    """
+    like = _dtype_of(a) or _dtype_of(b) or _dtype_of(x)
+    ea, eb, ex = (_unwrap(v, like) for v in (a, b, x))
+    if ea.dtype == "bool" or not ea.dtype == eb.dtype == ex.dtype:
+        raise VerifyError(
+            f"fma: operands must share a non-bool dtype, got {ea.dtype}, {eb.dtype}, {ex.dtype}"
+        )
+    return E(ir.Fma(ea, eb, ex, ea.dtype))
 
 
 def where(cond: object, a: object, b: object) -> E:

@@ -146,6 +146,9 @@ def _eval(st: _State, e: ir.Expr, mask: np.ndarray) -> np.ndarray:
             return _binary(op, _eval(st, a, mask), _eval(st, b, mask))
         case ir.Select(c, a, b, _):
             return np.where(_eval(st, c, mask), _eval(st, a, mask), _eval(st, b, mask))
+        case ir.Fma(a, b, x, _):  # unfused: one of the two results Fma allows
+            prod = _binary("mul", _eval(st, a, mask), _eval(st, b, mask))
+            return _binary("add", prod, _eval(st, x, mask))
         case ir.Cast(x, dtype):
             return _cast(_eval(st, x, mask), dtype)
         case ir.Bitcast(x, dtype):

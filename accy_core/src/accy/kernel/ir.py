@@ -52,6 +52,7 @@ __all__ = [
     "Cast",
     "Const",
     "Expr",
+    "Fma",
     "For",
     "If",
     "Kernel",
@@ -205,6 +206,19 @@ class Select:
 
 
 @dataclass(frozen=True, slots=True)
+class Fma:
+    """``a * b + x`` with the product and sum fused or not (LLVM ``llvm.fmuladd``): the
+    target picks a hardware FMA where it has one, so float results may differ from
+    ``a * b + x`` by the product's rounding. Integers: wrapping ``a * b + x``. Operands and
+    result share ``dtype`` (not bool)."""
+
+    a: Expr
+    b: Expr
+    x: Expr
+    dtype: str
+
+
+@dataclass(frozen=True, slots=True)
 class Cast:
     """Numeric conversion of ``x`` to ``dtype``; float→int truncates, →bool is ``x != 0``."""
 
@@ -238,7 +252,8 @@ class SharedLoad:
     dtype: str
 
 
-Expr = Const | Var | ThreadId | Unary | Binary | Select | Cast | Bitcast | Load | SharedLoad
+Expr = (Const | Var | ThreadId | Unary | Binary | Select | Fma | Cast | Bitcast | Load
+        | SharedLoad)
 
 # ----------------------------------------------------------------------------------- statements
 

@@ -35,6 +35,8 @@ def expr_to_text(e: ir.Expr) -> str:
             return f"{op}({expr_to_text(a)}, {expr_to_text(b)})"
         case ir.Select(c, a, b, _):
             return f"select({expr_to_text(c)}, {expr_to_text(a)}, {expr_to_text(b)})"
+        case ir.Fma(a, b, x, _):
+            return f"fma({expr_to_text(a)}, {expr_to_text(b)}, {expr_to_text(x)})"
         case ir.Cast(x, dtype):
             return f"cast<{dtype}>({expr_to_text(x)})"
         case ir.Bitcast(x, dtype):

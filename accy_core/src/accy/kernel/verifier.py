@@ -44,7 +44,7 @@ def _expr_uniform(e: ir.Expr, varying: set[str]) -> bool:
             return _expr_uniform(x, varying)
         case ir.Binary(_, a, b, _):
             return _expr_uniform(a, varying) and _expr_uniform(b, varying)
-        case ir.Select(c, a, b, _):
+        case ir.Select(c, a, b, _) | ir.Fma(a, b, c, _):
             return all(_expr_uniform(x, varying) for x in (c, a, b))
     return False  # local/global ids, loads
 
@@ -142,6 +142,12 @@ class _Checker:
                         f"select needs (bool, {dtype}, {dtype}), got "
                         f"({c.dtype}, {a.dtype}, {b.dtype})",
                     )
+            case ir.Fma(a, b, x, dtype):
+                for y in (a, b, x):
+                    self.expr(y, scope, where)
+                if dtype == "bool" or not a.dtype == b.dtype == x.dtype == dtype:
+                    raise self.fail(where, f"fma needs three {dtype} operands (not bool), got "
+                                    f"({a.dtype}, {b.dtype}, {x.dtype})")
             case ir.Cast(x, _):
                 self.expr(x, scope, where)
             case ir.Bitcast(x, dtype):

@@ -1,0 +1,181 @@
+"""``matmul.blocked``: the host-memory (CPU) variant, Goto/BLIS style.
+
+Algorithm (Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication";
+Van Zee & van de Geijn 2015, BLIS): ``A`` is packed into row panels of ``MR`` rows stored
+k-major (``Ap[b][i_tile][p][r]``) and ``B`` into column panels of ``NR`` columns
+(``Bp[b][j_tile][p][c]``), zero-padded to whole tiles and to a multiple of the unroll
+``KU`` in ``p``; both pack kernels read the operands through their strides, so transposed
+and broadcast operands cost nothing extra. One work-group computes one ``MR x NR`` tile of
+``C``: ``NR = L * NV`` where ``L`` (the work-group size) is the host's vector width in
+elements. The ``p`` loop runs at work-group level (a barrier marks it), so the work-item
+loop over the ``L`` lanes is innermost: LLVM vectorizes it into ``NV`` vector loads of
+``Bp``, ``MR`` broadcasts of ``Ap`` and ``MR x NV`` FMAs per step, with the accumulators in
+vector registers (the microkernel; ``MR = 6, NV = 2`` fills AVX2's 16 registers with 12
+accumulators). Consecutive work-groups walk the row tiles of one column panel, so the
+``Bp`` panel stays in cache while ``Ap`` panels stream; the thread pool splits the tiles
+into contiguous ranges (:func:`spread` spreads small launches over the threads).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from accy.families import Candidate, host_like
+from accy.kernel import KernelBuilder, fma
+
+from accy_kernels._common import ceil_div, groups_for
+from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+
+__all__ = ["blocked_kernel", "candidates", "pack_kernel", "plan_blocked", "simd_lanes", "spread"]
+
+PACK_WG = 256
+
+
+def simd_lanes(backend, dtype: str) -> int:
+    """Vector lanes of ``dtype`` on the host (``simd512`` / ``simd256`` features; else 4)."""
+    feats = backend.capabilities().features
+    bits = 512 if "simd512" in feats else 256 if "simd256" in feats else 128
+    return max(2, bits // (64 if dtype in ("f64", "i64") else 32))
+
+
+@functools.cache
+def pack_kernel(dtype: str, width: int):
+    """Pack an operand into k-major panels of ``width`` rows (A) or columns (B).
+
+    Buffers (packed: write, src: read); scalars total, rows, k, kp, tiles (i32), offset,
+    s_batch, s_row, s_k (i64: element strides). Element ``gid`` of the packed array is
+    ``src[b, t*width + r, p]`` (zero outside ``rows x k``) with ``gid = ((b*tiles + t)*kp +
+    p)*width + r``.
+    """
+    kb = KernelBuilder(f"matmul_pack_{dtype}_w{width}_wg{PACK_WG}", PACK_WG)
+    out, src = kb.buffer("packed", dtype, "write"), kb.buffer("src", dtype, "read")
+    total, rows, k = kb.scalar("total", "i32"), kb.scalar("rows", "i32"), kb.scalar("k", "i32")
+    kp, tiles = kb.scalar("kp", "i32"), kb.scalar("tiles", "i32")
+    off, sb, sr, sk = (kb.scalar(n, "i64") for n in ("offset", "s_batch", "s_row", "s_k"))
+    g = kb.global_id()
+    with kb.if_(g < total):
+        r = kb.let("r", g % width)
+        t = kb.let("t", g / width)
+        p = kb.let("p", t % kp)
+        t2 = kb.let("t2", t / kp)
+        row = kb.let("row", (t2 % tiles) * width + r)
+        b = kb.let("b", t2 / tiles)
+        with kb.if_((row < rows) & (p < k)):
+            idx = off + b.cast("i64") * sb + row.cast("i64") * sr + p.cast("i64") * sk
+            kb.store(out, g, src[idx])
+        with kb.else_():
+            kb.store(out, g, kb.const(0, dtype))
+    return kb.build()
+
+
+@functools.cache
+def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int,
+                   epilogue: Epilogue = NO_EPILOGUE):
+    """The ``MR x (lanes*nv)`` tile kernel over packed panels (see the module docstring).
+
+    Buffers (c: write, ap, bp, *epilogue buffers); scalars m, n, kp, tiles_m, tiles_n,
+    tiles, stride (i32), a_batch, b_batch (i64: packed elements per batch, 0 when the
+    operand is broadcast over the batch).
+    """
+    nr = lanes * nv
+    out_dtype = epilogue.out_dtype or dtype
+    name = f"matmul_blocked_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}{epilogue.tag()}"
+    kb = KernelBuilder(name, lanes)
+    c = kb.buffer("c", out_dtype, "write")
+    ap, bp = kb.buffer("ap", dtype, "read"), kb.buffer("bp", dtype, "read")
+    for bname, bdt in epilogue.buffers:
+        kb.buffer(bname, bdt, "read")
+    m, n, kp = kb.scalar("m", "i32"), kb.scalar("n", "i32"), kb.scalar("kp", "i32")
+    tm, tn = kb.scalar("tiles_m", "i32"), kb.scalar("tiles_n", "i32")
+    tiles, stride = kb.scalar("tiles", "i32"), kb.scalar("stride", "i32")
+    a_batch, b_batch = kb.scalar("a_batch", "i64"), kb.scalar("b_batch", "i64")
+    g, lid = kb.group_id(), kb.local_id()
+    with kb.if_((g % stride == 0) & (g / stride < tiles)):
+        t = kb.let("mm_t", g / stride)
+        per = kb.let("mm_per", tm * tn)
+        bt = kb.let("mm_b", t / per)
+        rem = kb.let("mm_rem", t % per)
+        jt, it = kb.let("mm_jt", rem / tm), kb.let("mm_it", rem % tm)
+        kp64 = kb.let("mm_kp", kp.cast("i64"))
+        abase = kb.let("mm_abase", bt.cast("i64") * a_batch + it.cast("i64") * kp64 * mr)
+        bbase = kb.let("mm_bbase", bt.cast("i64") * b_batch + jt.cast("i64") * kp64 * nr)
+        zero = kb.const(0, dtype)
+        acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
+        with kb.for_("mm_p", kb.const(0, "i64"), kp64, ku) as p:
+            for u in range(ku):
+                brow = bbase + (p + u) * nr + lid.cast("i64")
+                bv = [kb.let(f"mm_b{u}_{v}", bp[brow + v * lanes]) for v in range(nv)]
+                arow = abase + (p + u) * mr
+                for r in range(mr):
+                    a_r = kb.let(f"mm_a{u}_{r}", ap[arow + r])
+                    for v in range(nv):
+                        kb.assign(acc[r][v], fma(a_r, bv[v], acc[r][v]))
+            kb.barrier()
+        i0, j0 = it * mr, jt * nr + lid
+        for r in range(mr):
+            for v in range(nv):
+                i, j = i0 + r, j0 + v * lanes
+                _store(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j < n))
+    return kb.build()
+
+
+def _store(kb: KernelBuilder, c, epilogue: Epilogue, acc, b, i, j, m, n, cond) -> None:
+    """``if cond: C[b, i, j] = epilogue(acc)`` (row-major ``(batch, m, n)``).
+
+    The address is computed before the branch: LLVM's SPIR-V backend misplaces an
+    instruction hoisted into the branch's header (after ``OpSelectionMerge``), which
+    spirv-val rejects.
+    """
+    idx = kb.let(kb.fresh("mm_c"), (b * m + i) * n + j)
+    with kb.if_(cond):
+        stmts, value = epilogue.apply(acc.expr, b.expr, i.expr, j.expr)
+        for s in stmts:
+            kb._emit(s)
+        kb.store(c, idx, value)
+
+
+def spread(backend, tiles: int, workgroup_size: int) -> int:
+    """Stride between the work-groups that compute tiles: on host-memory backends a launch
+    of at least 65536 work-items, so the thread pool splits it (idle groups return at once;
+    as :func:`accy.families.tile_geometry` does for work-items); 1 elsewhere."""
+    if not host_like(backend) or tiles <= 0:
+        return 1
+    return max(1, ceil_div(65536, tiles * workgroup_size))
+
+
+def candidates() -> tuple[Candidate, ...]:
+    """``mr``, vectors per row ``nv``, unroll ``ku``; ``lanes`` comes from the host."""
+    return tuple(Candidate(0, 1, (("ku", ku), ("mr", mr), ("nv", nv)))
+                 for mr, nv, ku in ((6, 2, 4), (4, 3, 4), (4, 2, 4), (6, 2, 1), (8, 1, 4)))
+
+
+def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidate,
+                 epilogue: Epilogue = NO_EPILOGUE, extra=()) -> None:
+    """Append the pack and tile launches of ``prob`` to ``plan`` (slots ``a``, ``b``,
+    ``out``, epilogue input slots ``extra``)."""
+    dt = prob.dtype
+    lanes = simd_lanes(backend, dt)
+    mr, nv, ku = (int(candidate.option(k, d)) for k, d in (("mr", 6), ("nv", 2), ("ku", 4)))
+    nr = lanes * nv
+    tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
+    kp = ceil_div(max(prob.k, 1), ku) * ku
+    a_bat = prob.batch if prob.a_strides[0] else 1
+    b_bat = prob.batch if prob.b_strides[0] else 1
+    ap, bp = plan.temp(dt, a_bat * tm * kp * mr), plan.temp(dt, b_bat * tn * kp * nr)
+    for slot, src, bat, tiles, width, rows, off, (sb, sr, sk) in (
+            (ap, a, a_bat, tm, mr, prob.m, prob.a_offset, prob.a_strides),
+            (bp, b, b_bat, tn, nr, prob.n, prob.b_offset,
+             (prob.b_strides[0], prob.b_strides[2], prob.b_strides[1]))):
+        total = bat * tiles * kp * width
+        plan.launch(pack_kernel(dt, width), groups_for(total, PACK_WG), [slot, src],
+                    [("i32", total), ("i32", rows), ("i32", prob.k), ("i32", kp),
+                     ("i32", tiles), ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
+    tiles = prob.batch * tm * tn
+    stride = spread(backend, tiles, lanes)
+    kernel = blocked_kernel(dt, mr, lanes, nv, ku, epilogue)
+    plan.launch(kernel, tiles * stride, [out, ap, bp, *extra],
+                [("i32", prob.m), ("i32", prob.n), ("i32", kp), ("i32", tm), ("i32", tn),
+                 ("i32", tiles), ("i32", stride),
+                 ("i64", tm * kp * mr if a_bat > 1 else 0),
+                 ("i64", tn * kp * nr if b_bat > 1 else 0)])
+
