@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "argsort", "filter", "gather", "random", "scan", "scatter", "scatter_add",
+    "argsort", "filter", "gather", "matmul", "random", "scan", "scatter", "scatter_add",
     "segment_sum", "sort", "sort_pairs", "spmm", "spmv",
 ]
 
@@ -99,3 +99,8 @@ def spmm(A, X):
 def random(*args, **kwargs):
     """The random family is checked against Random123's known-answer vectors instead."""
     raise NotImplementedError("random: see accy_kernels.random.philox.reference")
+
+
+def matmul(a, b):
+    """``numpy.matmul(a, b)``."""
+    return np.matmul(a, b)

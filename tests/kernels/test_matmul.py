@@ -1,0 +1,140 @@
+"""matmul family (blocked, tiled, gemv) vs numpy: dtypes, transposed and batched operands,
+odd sizes, empty dimensions, K = 1; integers exact, floats within a K-dependent bound."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+from accy.errors import InputError, UnsupportedError
+
+import accy_kernels as ak
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32}
+EPS = {"f32": np.finfo(np.float32).eps, "f64": np.finfo(np.float64).eps}
+#: (m, n, k): odd and prime sizes, K = 1, a single row/column
+SHAPES = [(1, 1, 1), (7, 31, 33), (33, 7, 127), (31, 33, 1), (2, 257, 7)]
+BIG = [(257, 127, 31), (127, 1000, 33)]
+
+
+def _operand(rng, dtype, shape, transpose):
+    """A random operand of ``shape``; ``transpose``: a transposed view of the other layout."""
+    full = shape[:-2] + (shape[-1], shape[-2]) if transpose else shape
+    if dtype == "i32":
+        x = rng.integers(-50, 50, full).astype(np.int32)
+    else:
+        x = rng.standard_normal(full).astype(DTYPES[dtype])
+    return np.swapaxes(x, -1, -2) if transpose else x
+
+
+def check(c, a, b, dtype):
+    """``c`` equals ``a @ b``: exactly for integers, else within ``4 k eps (|a| @ |b|)``."""
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert c.shape == ref.shape and c.dtype == DTYPES[dtype]
+    if dtype == "i32":
+        np.testing.assert_array_equal(c, np.matmul(a, b))
+        return
+    k = a.shape[-1]
+    bound = 4 * max(k, 1) * EPS[dtype] * np.matmul(np.abs(a).astype(np.float64),
+                                                   np.abs(b).astype(np.float64))
+    assert np.all(np.abs(c - ref) <= bound + 1e-30), np.abs(c - ref).max()
+
+
+def _batched(shape, batch):
+    m, n, k = shape
+    if batch == "none":
+        return (m, k), (k, n)
+    if batch == "both":
+        return (3, m, k), (3, k, n)
+    if batch == "a":  # B shared by every batch (stride 0)
+        return (3, m, k), (k, n)
+    return (m, k), (3, k, n)
+
+
+@pytest.mark.parametrize("variant", ["blocked", "tiled"])
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("trans", ["nn", "tn", "nt", "tt"])
+@pytest.mark.parametrize("batch", ["none", "both", "a", "b"])
+def test_matmul_variants(backend, variant, dtype, trans, batch):
+    rng = np.random.default_rng(zlib.crc32(f"{variant}{dtype}{trans}{batch}".encode()))
+    shapes = SHAPES[:3] if backend != "cpu" else SHAPES
+    for shape in shapes:
+        sa, sb = _batched(shape, batch)
+        a = _operand(rng, dtype, sa, trans[0] == "t")
+        b = _operand(rng, dtype, sb, trans[1] == "t")
+        check(ak.matmul(a, b, backend=backend, variant=variant), a, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("shape", [(1, 1), (7, 33), (257, 31), (31, 1000)])
+def test_matmul_gemv(backend, dtype, shape):
+    """Matrix-vector in both forms: ``A @ x`` (rows), ``A.T @ x`` and ``x @ A`` (cols)."""
+    rng = np.random.default_rng(5)
+    m, k = shape
+    a = _operand(rng, dtype, (m, k), False)
+    x = _operand(rng, dtype, (k, 1), False)[:, 0]
+    xm = _operand(rng, dtype, (m, 1), False)[:, 0]
+    for va, vb in ((a, x), (a.T, xm), (xm, a), (np.stack([a, a]), x), (a, x[:, None])):
+        check(ak.matmul(va, vb, backend=backend, variant="gemv"), va, vb, dtype)
+        check(ak.matmul(va, vb, backend=backend), va, vb, dtype)
+
+
+@pytest.mark.parametrize("variant", ["blocked", "tiled", None])
+def test_matmul_big(backend, variant):
+    if backend != "cpu" and variant == "tiled":
+        pytest.skip("the large tiled case runs on the cpu backend only (lavapipe is slow)")
+    rng = np.random.default_rng(7)
+    for m, n, k in (BIG if backend == "cpu" else BIG[:1]):
+        a = _operand(rng, "f32", (m, k), False)
+        b = _operand(rng, "f32", (k, n), True)
+        check(ak.matmul(a, b, backend=backend, variant=variant), a, b, "f32")
+
+
+@pytest.mark.parametrize("variant", ["blocked", "tiled", None])
+@pytest.mark.parametrize("shape", [(0, 5, 3), (4, 0, 3), (4, 5, 0), (0, 0, 0)])
+def test_matmul_empty(backend, variant, shape):
+    m, n, k = shape
+    a, b = np.ones((m, k), np.float32), np.ones((k, n), np.float32)
+    c = ak.matmul(a, b, backend=backend, variant=variant)
+    assert c.shape == (m, n)
+    np.testing.assert_array_equal(c, np.zeros((m, n), np.float32))
+    assert ak.matmul(np.ones((0, 2, 3)), np.ones((0, 3, 4)), backend=backend).shape == (0, 2, 4)
+
+
+def test_matmul_int_wraps_like_numpy():
+    a = np.full((3, 40), 2**20, np.int32)
+    b = np.full((40, 2), 2**12, np.int32)
+    np.testing.assert_array_equal(ak.matmul(a, b), np.matmul(a, b))
+
+
+def test_matmul_1d_shapes():
+    x, a = np.arange(3.0), np.ones((3, 4))
+    assert ak.matmul(x, a).shape == (4,) and ak.matmul(a.T, x).shape == (4,)
+    assert ak.matmul(x, x).shape == () and float(ak.matmul(x, x)) == 5.0
+
+
+def test_matmul_errors():
+    with pytest.raises(InputError, match="contracted"):
+        ak.matmul(np.ones((2, 3)), np.ones((4, 2)))
+    with pytest.raises(InputError, match="batch"):
+        ak.matmul(np.ones((2, 2, 3)), np.ones((3, 3, 2)))
+    with pytest.raises(UnsupportedError, match="dtype"):
+        ak.matmul(np.ones((2, 2), np.complex64), np.ones((2, 2), np.complex64))
+    with pytest.raises(InputError, match="unknown variant"):
+        ak.matmul(np.ones((2, 2)), np.ones((2, 2)), variant="strassen")
+    with pytest.raises(UnsupportedError, match="gemv"):
+        ak.matmul(np.ones((2, 2)), np.ones((2, 2)), variant="gemv")
+    with pytest.raises(InputError, match="dimensions"):
+        ak.matmul(np.ones((2, 2, 2, 2)), np.ones((2, 2)))
+
+
+def test_matmul_reads_views_without_copy():
+    from accy_kernels.matmul_problem import operand_view
+
+    base = np.arange(24.0).reshape(4, 6)
+    flat, strides, off = operand_view(base.T)
+    assert flat.base is base or np.shares_memory(flat, base)
+    assert strides == (1, 6) and off == 0
+    flat, strides, off = operand_view(base[1:, 2:5])
+    assert np.shares_memory(flat, base) and off == 8 and strides == (6, 1)
