@@ -22,7 +22,7 @@ from accy.errors import BackendUnavailable
 from accy_backend_vulkan import pipeline_cache
 from accy_backend_vulkan.target import VulkanTarget
 
-__all__ = ["DeviceSetup", "probe_devices", "select_device"]
+__all__ = ["DeviceSetup", "loop_iteration_limit", "probe_devices", "select_device"]
 
 _DEVICE_RANK = {
     vk.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: 0,
@@ -34,6 +34,10 @@ _VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 _ATOMIC_FLOAT_EXT = "VK_EXT_shader_atomic_float"
 _ATOMIC_FLOAT2_EXT = "VK_EXT_shader_atomic_float2"
 _MAX_QUEUES = 4
+#: loop iterations after which llvmpipe's shader compiler ends a work-item without a word
+#: (Mesa gallivm ``LP_MAX_TGSI_LOOP_ITERATIONS``: one count per shader invocation, every loop
+#: of the kernel together; measured on lavapipe, Mesa 22.3)
+LLVMPIPE_LOOP_LIMIT = 65535
 
 
 def _name(props: Any) -> str:
@@ -74,6 +78,15 @@ def select_device(described: list[tuple[str, int]], wanted: int | str | None) ->
     raise BackendUnavailable(
         f"vulkan: {reason}; Vulkan 1.3 devices: {listing}", backend="vulkan", reason=reason
     )
+
+
+def loop_iteration_limit(device_name: str, driver_id: int | None = None) -> int | None:
+    """``Capabilities.max_loop_iterations`` of a device: 65535 on lavapipe (driver id
+    ``VK_DRIVER_ID_MESA_LLVMPIPE`` or a device name containing ``llvmpipe``), None (no
+    limit) elsewhere."""
+    if driver_id == vk.VK_DRIVER_ID_MESA_LLVMPIPE or "llvmpipe" in device_name.lower():
+        return LLVMPIPE_LOOP_LIMIT
+    return None
 
 
 class DeviceSetup:
@@ -250,6 +263,20 @@ class DeviceSetup:
         )
         vk.vkGetPhysicalDeviceProperties2(self._physical, props)
         return int(sub.subgroupSize) or 1
+
+    def _driver_id(self) -> int | None:
+        """``VkPhysicalDeviceDriverProperties.driverID`` (None when it cannot be read)."""
+        try:
+            drv = vk.VkPhysicalDeviceDriverProperties(
+                sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES
+            )
+            props = vk.VkPhysicalDeviceProperties2(
+                sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, pNext=drv
+            )
+            vk.vkGetPhysicalDeviceProperties2(self._physical, props)
+            return int(drv.driverID)
+        except (AttributeError, vk.VkError):
+            return None
 
 
 _PROBE: list[Any] = []

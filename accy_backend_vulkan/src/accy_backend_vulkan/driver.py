@@ -40,7 +40,7 @@ from accy_backend_vulkan.commands import (
     vulkan_error,
 )
 from accy_backend_vulkan.compiler import EMIT_FORMATS, SpirvCompiler
-from accy_backend_vulkan.device import DeviceSetup, probe_devices
+from accy_backend_vulkan.device import DeviceSetup, loop_iteration_limit, probe_devices
 from accy_backend_vulkan.locking import SERIALIZED, serialize_methods
 from accy_backend_vulkan.memory import BufferMemory, VulkanBuffer
 
@@ -145,6 +145,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
                 subgroup_size=self._subgroup_size(),
                 shared_memory_bytes=limits.maxComputeSharedMemorySize,
                 features=frozenset(features),
+                max_loop_iterations=loop_iteration_limit(name, self._driver_id()),
             )
         return self._caps
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.kernel import KernelBuilder
+from accy.kernel import E, KernelBuilder, where
 
-__all__ = ["NUMPY", "VALUE_DTYPES", "ceil_div", "copy_kernel", "fill_kernel", "groups_for"]
+__all__ = ["MAX_ELEMS", "NUMPY", "VALUE_DTYPES", "ceil_div", "copy_kernel", "fill_kernel",
+           "groups_for", "launch_windows", "window"]
 
 NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
          "u32": np.uint32, "bool": np.bool_}
@@ -53,3 +54,29 @@ def fill_kernel(dtype: str, workgroup_size: int = 256):
     with kb.if_(i < n):
         kb.store(out, i, value)
     return kb.build()
+
+
+def window(kb: KernelBuilder, lo: E, hi: E, skip: E, limit: E, name: str) -> tuple[E, E]:
+    """Return ``(first, last)``: ``[lo + skip, lo + skip + limit)`` clipped to ``[lo, hi]``
+    (all of one integer dtype), computed without overflow near the dtype's maximum.
+
+    A kernel whose data loop is split over launches (a loop budget, :func:`launch_windows`)
+    runs ``for j in range(first, last)`` with the launch's ``skip`` and ``limit`` scalars.
+    """
+    first = kb.let(f"{name}_first", where(skip < hi - lo, lo + skip, hi))
+    last = kb.let(f"{name}_last", where(limit < hi - first, first + limit, hi))
+    return first, last
+
+
+def launch_windows(plan, backend, kernel, groups: int, slots: list, scalars: list,
+                   trips: int, fixed: int = 0, what: str = "kernel") -> int:
+    """Launch ``kernel`` once per window of a data loop of up to ``trips`` iterations: one
+    launch without a loop budget, else as many as the backend's ``max_loop_iterations``
+    (less ``fixed`` other iterations) needs; each gets ``scalars + [skip, limit]`` (i32).
+    Returns the number of launches."""
+    from accy.families import loop_passes
+
+    passes, per_pass = loop_passes(trips, backend, fixed, what)
+    for p in range(passes):
+        plan.launch(kernel, groups, slots, [*scalars, ("i32", p * per_pass), ("i32", per_pass)])
+    return passes

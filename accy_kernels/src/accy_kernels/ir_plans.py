@@ -30,7 +30,7 @@ from accy_kernels.random import squares
 from accy_kernels.random.generators import items_per_request, stream_kernel
 from accy_kernels.scan_reduce_then_scan import add_scan
 from accy_kernels.scatter_add_atomic import add_kernel
-from accy_kernels.scatter_add_sorted import sorted_add_kernel
+from accy_kernels.scatter_add_sorted import launch_sorted_add
 from accy_kernels.scatter_last_write import winner_kernel, write_kernel
 from accy_kernels.sort_radix import (
     RADIX,
@@ -115,9 +115,8 @@ def _sorted_add(plan, backend, out, dst, vals, idx, shape, axis, idt, dtype, m) 
     _radix(plan, backend, keys, "u32", False, m, passes, "iota", skeys, order)
     slots = [out] + ([dst] if dst is not None else [])
     slots += [vals, Slot(skeys.index, "i32", skeys.size_elems), order]
-    plan.launch(sorted_add_kernel(dtype, dst is not None, WG), groups_for(size, WG), slots,
-                [("i32", size), ("i32", n), ("i32", inner), ("i32", m),
-                 ("i32", m.bit_length() + 1)])
+    # the data are unknown here: a run may hold every index (a loop budget splits it)
+    launch_sorted_add(plan, backend, slots, dst is not None, dtype, size, n, inner, m, m, WG)
 
 
 def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total) -> None:
@@ -178,7 +177,7 @@ def _radix(plan, backend, keys: Slot, dtype: str, descending: bool, n: int, pass
     """LSD radix passes as ``sort_radix.run``; ``vals``: a carried i32 slot, ``"iota"`` or
     None; results in ``keys_out`` (key storage) and ``vals_out`` (i32)."""
     st = key_storage(dtype)
-    chunk = choose_chunk(n, Candidate(64))
+    chunk = choose_chunk(n, Candidate(64), backend)
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     counts, hist = plan.temp("i32", tiles * RADIX), plan.temp("i32", tiles * RADIX)

@@ -11,6 +11,11 @@ Architectures", UVA CS2009-14, and "High Performance and Scalable Radix Sorting"
    exclusive tile offsets; the grand total goes to ``total[0]``;
 3. *tile scan*: each tile is rescanned sequentially from its offset.
 
+Every loop is bounded for devices that limit loop iterations per work-item (lavapipe):
+tiles are at most ``max_loop_iterations`` long and the spine's runs at most half of it
+(:func:`choose_chunk`). Tile ends are computed without 32-bit overflow (``n`` up to
+2**31 - 1).
+
 Used directly by ``scan`` and as a building block by ``filter`` and ``sort.radix``. Inputs
 may have another dtype than the sums (``bool`` masks scanned as i32 counts).
 """
@@ -20,8 +25,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan, Slot, tile_geometry
-from accy.kernel import KernelBuilder, call
+from accy.families import Candidate, Plan, Slot, clamp_tile, loop_budget, tile_geometry
+from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div
 
@@ -37,7 +42,8 @@ def _tile_bounds(kb: KernelBuilder, chunk, n):
     t = kb.let("t", lane / stride)
     active = (lane % stride == 0) & (t < tiles)
     begin = kb.let("begin", t * chunk)
-    end = kb.let("end", call("min", begin + chunk, n))
+    # ``begin + chunk`` would wrap past 2**31 - 1 for the last tile of a huge input
+    end = kb.let("end", where(chunk < n - begin, begin + chunk, n))
     return t, active, begin, end
 
 
@@ -118,11 +124,24 @@ def tile_scan_kernel(in_dtype: str, acc_dtype: str, inclusive: bool, workgroup_s
     return kb.build()
 
 
-def choose_chunk(n: int, candidate: Candidate | None = None) -> int:
-    """Return the tile length in elements for ``n`` elements (at most ~1024 tiles)."""
+def choose_chunk(n: int, candidate: Candidate | None = None, backend=None) -> int:
+    """Return the tile length in elements for ``n`` elements (at most ~1024 tiles).
+
+    With a ``backend`` that limits loop iterations (``max_loop_iterations``), the tile is
+    clamped to the budget, and kept long enough that the spine's two loops over
+    ``ceil(tiles / SPINE_WORKGROUP)`` partials fit it too.
+    """
     if candidate is not None and candidate.items_per_thread > 1:
-        return candidate.items_per_thread
-    return max(1024, ceil_div(n, 1024))
+        chunk = candidate.items_per_thread
+    else:
+        chunk = max(1024, ceil_div(n, 1024))
+    if backend is None:
+        return chunk
+    budget = loop_budget(backend)
+    if budget is not None:
+        spine_min = ceil_div(n, SPINE_WORKGROUP * max(1, budget // 2))
+        chunk = max(chunk, spine_min)
+    return clamp_tile(chunk, backend, 0, "scan tile")
 
 
 def add_scan(plan: Plan, backend, x: Slot, out: Slot, n: int, acc_dtype: str,
@@ -131,7 +150,7 @@ def add_scan(plan: Plan, backend, x: Slot, out: Slot, n: int, acc_dtype: str,
 
     ``total`` (``acc_dtype``, 1 element) receives the sum of all elements when given.
     """
-    chunk = chunk or choose_chunk(n)
+    chunk = choose_chunk(n, Candidate(64, chunk or 0), backend)
     tiles = max(1, ceil_div(n, chunk))
     wg = 64
     groups, stride = tile_geometry(backend, tiles, wg)

@@ -17,6 +17,10 @@ thread, and an output much smaller than the number of values (the default picks 
 see :func:`accy_kernels._dispatch.pick_scatter_add`). The tile count comes from the
 candidate option ``tiles`` (else the backend's thread count), and the launch is spread with
 idle lanes so that the CPU thread pool gives every thread a tile (as ``sort_radix``).
+
+Under a loop budget (``max_loop_iterations``, lavapipe: 65535 per work-item) the slices are
+zero-filled by a separate launch, each tile walks at most the budget of values and there
+are at most the budget of tiles; a problem that needs more raises ``CapabilityError``.
 """
 
 from __future__ import annotations
@@ -25,10 +29,11 @@ import functools
 import os
 
 import numpy as np
-from accy.families import Candidate, Plan, backend_object, host_like, tile_geometry
+from accy.errors import CapabilityError
+from accy.families import Candidate, Plan, backend_object, host_like, loop_budget, tile_geometry
 from accy.kernel import KernelBuilder, where
 
-from accy_kernels._common import ceil_div, groups_for
+from accy_kernels._common import ceil_div, fill_kernel, groups_for
 from accy_kernels.gather_direct import normalized_index
 
 __all__ = ["MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
@@ -51,13 +56,30 @@ def backend_threads(backend) -> int:
 def choose_tiles(backend, candidate: Candidate, size: int, total: int) -> int:
     """Tile count: the candidate's ``tiles`` option, else one per backend thread (CPU) or
     256 (elsewhere); never more tiles than values, nor a scratch above ``MAX_SCRATCH_ELEMS``
-    (at least one tile)."""
+    (at least one tile). Under a loop budget (``max_loop_iterations``) there are enough
+    tiles that each walks at most the budget, and at most the budget (the reduce loop).
+
+    Raises:
+        CapabilityError: the budget needs more tiles than the scratch limit allows.
+    """
     be = backend_object(backend)
     want = candidate.option("tiles", None)
     if want is None:
         want = backend_threads(be) if host_like(be) else 256
-    tiles = min(int(want), max(1, total), max(1, MAX_SCRATCH_ELEMS // max(1, size)))
-    return max(1, tiles)
+    cap = max(1, MAX_SCRATCH_ELEMS // max(1, size))
+    tiles = max(1, min(int(want), max(1, total), cap))
+    budget = loop_budget(be)
+    if budget is not None and total > tiles * budget:
+        tiles = ceil_div(total, budget)
+        if tiles > min(cap, budget):
+            raise CapabilityError(
+                f"scatter_add.privatized: {total} values into {size} outputs need {tiles} "
+                f"private histograms of at most {budget} values each (backend {be.name!r} "
+                f"ends work-items after {budget} loop iterations), more than the "
+                f"{min(cap, budget)} that fit; use variant 'atomic' or 'sorted'",
+                feature="max_loop_iterations", backend=be.name,
+                alternative="variant 'atomic' or 'sorted'")
+    return tiles
 
 
 def worthwhile(backend, size: int, total: int) -> bool:
@@ -71,10 +93,12 @@ def worthwhile(backend, size: int, total: int) -> bool:
 
 
 @functools.cache
-def histogram_kernel(dtype: str, index_dtype: str, simple: bool):
+def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = True):
     """Buffers (scratch readwrite, values, indices); scalars total, m, inner, n, size, chunk,
-    stride, tiles (i32). Work-item ``t * stride`` (``t < tiles``) owns tile ``t``."""
-    kb = KernelBuilder(f"scatter_add_priv_hist_{dtype}_{index_dtype}_{int(simple)}", TILE_WG)
+    stride, tiles (i32). Work-item ``t * stride`` (``t < tiles``) owns tile ``t``; it zeroes
+    its slice first when ``zero`` (else the slices were zero-filled by a launch before)."""
+    kb = KernelBuilder(f"scatter_add_priv_hist_{dtype}_{index_dtype}_{int(simple)}"
+                       + ("" if zero else "_nz"), TILE_WG)
     scratch = kb.buffer("scratch", dtype, "readwrite")
     values = kb.buffer("values", dtype, "read")
     indices = kb.buffer("indices", index_dtype, "read")
@@ -88,8 +112,9 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool):
         t = kb.let("t", g / stride)
         with kb.if_(t < tiles):
             base = kb.let("base", t.cast("i64") * size.cast("i64"))
-            with kb.for_("b", 0, size) as b:
-                kb.store(scratch, base + b.cast("i64"), kb.const(0, dtype))
+            if zero:
+                with kb.for_("b", 0, size) as b:
+                    kb.store(scratch, base + b.cast("i64"), kb.const(0, dtype))
             start = kb.let("start", t * chunk)
             stop = kb.let("stop", where(chunk < total - start, start + chunk, total))
             with kb.for_("i", start, stop) as i:
@@ -162,7 +187,12 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
         v = plan.param(values, dtype)
         ix = plan.param(indices, index_dtype)
         groups, stride = tile_launch(be, tiles)
-        plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1), groups,
+        zero = loop_budget(be) is None  # else the slices' zeroing loop would count too
+        if not zero:
+            plan.launch(fill_kernel(dtype, wg), groups_for(tiles * size, wg), [scratch],
+                        [("i32", tiles * size), (dtype, 0)])
+        plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1, zero),
+                    groups,
                     [scratch, v, ix],
                     [("i32", total), ("i32", m), ("i32", inner), ("i32", n), ("i32", size),
                      ("i32", chunk), ("i32", stride), ("i32", tiles)])

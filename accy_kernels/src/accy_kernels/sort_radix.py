@@ -28,6 +28,10 @@ the sign bit; floats: negative → flip all bits, positive → flip the sign bit
 all ones (last, in input order), -0.0 → the key of +0.0 (equal, stable, as numpy's stable
 sort). Descending inverts the key of non-NaN values, so NaN stays last.
 
+Devices that end work-items after ``max_loop_iterations`` loop iterations (lavapipe: 65535)
+get tiles short enough that a work-item's loops (``2 * 2**bits`` counter steps plus its
+tile) fit (:func:`choose_chunk`); tile ends never overflow 32 bits.
+
 argsort generates the identity permutation in the first pass and carries i32 positions,
 widened to int64 by the last pass.
 """
@@ -39,7 +43,7 @@ import os
 import threading
 
 import numpy as np
-from accy.families import Candidate, Plan, host_like, tile_geometry
+from accy.families import Candidate, Plan, clamp_tile, host_like, tile_geometry
 from accy.kernel import E, KernelBuilder, where
 
 from accy_kernels._common import ceil_div
@@ -93,7 +97,8 @@ def _tile(kb: KernelBuilder):
     t = kb.let("t", lane / stride)
     active = (lane % stride == 0) & (t < tiles)
     begin = kb.let("begin", t * chunk)
-    end = kb.let("end", where(begin + chunk < n, begin + chunk, n))
+    # not ``begin + chunk < n``: that wraps past 2**31 - 1 for the last tile of a huge input
+    end = kb.let("end", where(chunk < n - begin, begin + chunk, n))
     return n, tiles, shift, t, active, begin, end
 
 
@@ -200,11 +205,15 @@ def fold_kernel():
     return kb.build()
 
 
-def choose_chunk(n: int, candidate: Candidate) -> int:
-    """Tile length: the candidate's ``items_per_thread``, else about 256 tiles (>= 4096)."""
-    if candidate.items_per_thread > 1:
-        return candidate.items_per_thread
-    return max(4096, ceil_div(n, 256))
+def choose_chunk(n: int, candidate: Candidate, backend=None, bits: int = RADIX_BITS) -> int:
+    """Tile length: the candidate's ``items_per_thread``, else about 256 tiles (>= 4096);
+    with a ``backend`` that limits loop iterations, at most ``max_loop_iterations`` minus
+    the two ``2**bits``-counter loops of the histogram and scatter kernels."""
+    chunk = candidate.items_per_thread if candidate.items_per_thread > 1 \
+        else max(4096, ceil_div(n, 256))
+    if backend is None:
+        return chunk
+    return clamp_tile(chunk, backend, 2 << bits, "sort.radix tile")
 
 
 def _value_storage(values: np.ndarray | None) -> str:
@@ -262,6 +271,16 @@ def radix_bits(backend, candidate: Candidate) -> int:
     return 11 if host_like(backend) else RADIX_BITS
 
 
+def _fused_fits(backend, n: int, chunk: int, radix: int) -> None:
+    """Refuse the fused layout (power-of-two tiles, ``tiles * radix`` next-pass counters per
+    work-item) where its loops exceed the backend's loop budget."""
+    from accy.families.limits import require
+
+    tiles = max(1, ceil_div(n, chunk))
+    require(radix + tiles * radix + chunk, backend, "sort.radix (fuse_hist)",
+            "leave the candidate option fuse_hist unset on this backend")
+
+
 def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | None, dtype: str,
         descending: bool, mode: str):
     """Sort (``mode`` ``"sort"``), argsort (``"argsort"``) or sort pairs (``"pairs"``)."""
@@ -280,8 +299,9 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
         chunk = max(chunk, ceil_div(n, MAX_FUSED_TILES))  # next: tiles**2 * radix counters
         tile_shift = max(0, (chunk - 1).bit_length())
         chunk = 1 << tile_shift
+        _fused_fits(backend, n, chunk, radix)
     else:
-        chunk = choose_chunk(n, candidate)
+        chunk = choose_chunk(n, candidate, backend, bits)
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     if fuse:

@@ -11,9 +11,10 @@ import numpy as np
 from accy.errors import InputError, UnsupportedError
 from accy.families import Candidate, as_array
 
+from accy_kernels._common import MAX_ELEMS
 from accy_kernels._dispatch import call
 
-__all__ = ["csr_arrays", "read_matrix", "spmm", "spmv"]
+__all__ = ["csr_arrays", "longest_row", "read_matrix", "spmm", "spmv"]
 
 FORMATS = {"csr": "csr_scalar", "coo": "coo", "ell": "ell", "sell": "sell"}
 #: the keyword options each format takes (anything else used to be ignored silently)
@@ -74,13 +75,23 @@ def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Return ``(indptr, indices, data)`` of ``A`` as CSR: int32, int32, ``dtype`` (host).
 
     Raises:
-        UnsupportedError: more than 2**31 - 1 stored entries.
+        UnsupportedError: more than 2**31 - 1 stored entries, rows or columns (the kernels
+            index them with 32-bit integers).
     """
+    if max(A.shape, default=0) > MAX_ELEMS:
+        raise UnsupportedError(f"spmv: a matrix of shape {list(A.shape)} has more than "
+                               f"{MAX_ELEMS} rows or columns (32-bit indices); split it",
+                               feature="size")
     csr = A.tocsr()  # duplicates and unsorted columns are fine: every format sums entries
-    if csr.nnz > 2**31 - 1:
+    if csr.nnz > MAX_ELEMS:
         raise UnsupportedError(f"spmv: {csr.nnz} entries exceed 2**31 - 1", feature="size")
     return (csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
             csr.data.astype(dtype, copy=False))
+
+
+def longest_row(indptr: np.ndarray) -> int:
+    """The most entries in one row of CSR ``indptr`` (0 for no rows)."""
+    return int(np.diff(indptr).max()) if indptr.size > 1 else 0
 
 
 def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
@@ -144,5 +155,9 @@ def spmm(A: Any, X: Any, *, backend: Any = "cpu", variant: str | None = None,
     if X.ndim != 2 or X.shape[0] != A.shape[1]:
         raise InputError(f"spmm: X must have shape ({A.shape[1]}, k) for A of shape "
                          f"{list(A.shape)}, got {list(X.shape)}")
+    if A.shape[0] * X.shape[1] > MAX_ELEMS or X.size > MAX_ELEMS:
+        raise UnsupportedError(f"spmm: a result of {A.shape[0]} x {X.shape[1]} or an X of "
+                               f"{X.size} elements exceeds {MAX_ELEMS} (32-bit work-item "
+                               "ids); split X into column blocks", feature="size")
     kdt = "f32" if dt == np.float32 else "f64"
     return call("spmm", variant, backend, candidate, A=A, X=X.astype(dt, copy=False), dtype=kdt)

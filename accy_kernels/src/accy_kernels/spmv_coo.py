@@ -12,6 +12,9 @@ binary search on the sorted row array and sums ``data[j] * x[cols[j]]`` in entry
 CSR column order), so results are deterministic on every backend. The ELL variant reuses
 :func:`add_coo` for its overflow tail, which picks the atomic kernel where the backend has
 atomic add on the dtype and the row kernel elsewhere.
+
+Under a loop budget (``max_loop_iterations``, lavapipe) COO tiles are clamped to it and
+``coo_rows`` sums runs longer than it over several launches.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan, Slot, tile_geometry
+from accy.families import Candidate, Plan, Slot, clamp_tile, tile_geometry
 from accy.kernel import KernelBuilder, where
 
-from accy_kernels._common import ceil_div, fill_kernel, groups_for
+from accy_kernels._common import ceil_div, fill_kernel, groups_for, launch_windows, window
 from accy_kernels._dispatch import has_atomic_add
 from accy_kernels.sparse_api import csr_arrays
 
@@ -45,7 +48,7 @@ def coo_kernel(dtype: str):
     t = kb.let("t", lane / stride)
     with kb.if_((lane % stride == 0) & (t < tiles)):
         begin = kb.let("begin", t * chunk)
-        end = kb.let("end", where(begin + chunk < nnz, begin + chunk, nnz))
+        end = kb.let("end", where(chunk < nnz - begin, begin + chunk, nnz))  # no i32 wrap
         cur = kb.let("cur", rows[begin])
         acc = kb.let("acc", kb.const(0, dtype))
         with kb.for_("j", begin, end) as j:
@@ -62,7 +65,8 @@ def coo_kernel(dtype: str):
 @functools.cache
 def rows_kernel(dtype: str, workgroup_size: int = 256):
     """Buffers (y readwrite, rows: i32 ascending, cols: i32, data, x); scalars n_rows, nnz,
-    steps (i32). ``y[r] += sum(data[j] * x[cols[j]])`` over the run of ``r`` in order."""
+    steps, skip, limit (i32). ``y[r] += sum(data[j] * x[cols[j]])`` over positions
+    ``[skip, skip + limit)`` of the run of ``r``, in order."""
     from accy_kernels.scatter_add_sorted import lower_bound
 
     kb = KernelBuilder(f"spmv_coo_rows_{dtype}_wg{workgroup_size}", workgroup_size)
@@ -71,13 +75,15 @@ def rows_kernel(dtype: str, workgroup_size: int = 256):
     data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
     n_rows, nnz, steps = kb.scalar("n_rows", "i32"), kb.scalar("nnz", "i32"), kb.scalar(
         "steps", "i32")
+    skip, limit = kb.scalar("skip", "i32"), kb.scalar("limit", "i32")
     r = kb.global_id()
     with kb.if_(r < n_rows):
         lo = lower_bound(kb, rows, nnz, steps, r, "lo")
         hi = lower_bound(kb, rows, nnz, steps, r + 1, "hi")
-        with kb.if_(lo < hi):
+        first, last = window(kb, lo, hi, skip, limit, "run")
+        with kb.if_(first < last):
             acc = kb.let("acc", kb.const(0, dtype))
-            with kb.for_("j", lo, hi) as j:
+            with kb.for_("j", first, last) as j:
                 kb.assign(acc, acc + data[j] * x[cols[j]])
             kb.store(y, r, y[r] + acc)
     return kb.build()
@@ -98,9 +104,14 @@ def add_coo(plan: Plan, backend, y: Slot, rows: np.ndarray, cols: np.ndarray, da
     if not atomics:
         n_rows = int(rows[-1]) + 1 if n_rows is None else n_rows
         slots = [plan.param(rows, "i32"), plan.param(cols, "i32"), plan.param(data, dtype)]
-        plan.launch(rows_kernel(dtype), groups_for(n_rows, 256), [y, *slots, x],
-                    [("i32", n_rows), ("i32", nnz), ("i32", nnz.bit_length() + 1)])
+        steps = nnz.bit_length() + 1
+        change = np.flatnonzero(rows[1:] != rows[:-1]) + 1
+        longest = int(np.diff(np.concatenate(([0], change, [nnz]))).max())
+        launch_windows(plan, backend, rows_kernel(dtype), groups_for(n_rows, 256),
+                       [y, *slots, x], [("i32", n_rows), ("i32", nnz), ("i32", steps)],
+                       longest, 2 * steps, "spmv.coo_rows")
         return
+    chunk = clamp_tile(chunk, backend, 0, "spmv.coo tile")
     tiles = ceil_div(nnz, chunk)
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     slots = [plan.param(rows, "i32"), plan.param(cols, "i32"), plan.param(data, dtype)]

@@ -3,6 +3,8 @@
 Work-item ``r`` computes ``y[r] = sum(data[j] * x[indices[j]] for j in
 range(indptr[r], indptr[r + 1]))`` sequentially (Bell & Garland, "Implementing Sparse
 Matrix-Vector Multiplication on Throughput-Oriented Processors", SC'09: "CSR scalar").
+Under a loop budget (``max_loop_iterations``, lavapipe) rows longer than the budget are
+summed over several launches, each continuing the stored partial sum (same order).
 """
 
 from __future__ import annotations
@@ -11,26 +13,30 @@ import functools
 
 import numpy as np
 from accy.families import Candidate, Plan
-from accy.kernel import KernelBuilder
+from accy.kernel import KernelBuilder, where
 
-from accy_kernels._common import groups_for
-from accy_kernels.sparse_api import csr_arrays
+from accy_kernels._common import groups_for, launch_windows, window
+from accy_kernels.sparse_api import csr_arrays, longest_row
 
 __all__ = ["csr_scalar_kernel", "run"]
 
 
 @functools.cache
 def csr_scalar_kernel(dtype: str, workgroup_size: int):
-    """Buffers (y, indptr: i32, indices: i32, data, x); scalar n_rows (i32)."""
+    """Buffers (y readwrite, indptr: i32, indices: i32, data, x); scalars n_rows, skip,
+    limit (i32): entries ``[skip, skip + limit)`` of each row, continuing ``y`` unless
+    ``skip == 0`` (a row longer than a loop budget takes several launches, in order)."""
     kb = KernelBuilder(f"spmv_csr_scalar_{dtype}_wg{workgroup_size}", workgroup_size)
-    y = kb.buffer("y", dtype, "write")
+    y = kb.buffer("y", dtype, "readwrite")
     indptr, indices = kb.buffer("indptr", "i32", "read"), kb.buffer("indices", "i32", "read")
     data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
     n_rows = kb.scalar("n_rows", "i32")
+    skip, limit = kb.scalar("skip", "i32"), kb.scalar("limit", "i32")
     r = kb.global_id()
     with kb.if_(r < n_rows):
-        acc = kb.let("acc", kb.const(0, dtype))
-        with kb.for_("j", indptr[r], indptr[r + 1]) as j:
+        acc = kb.let("acc", where(skip == 0, kb.const(0, dtype), y[r]))
+        first, last = window(kb, indptr[r], indptr[r + 1], skip, limit, "row")
+        with kb.for_("j", first, last) as j:
             kb.assign(acc, acc + data[j] * x[indices[j]])
         kb.store(y, r, acc)
     return kb.build()
@@ -45,7 +51,7 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     slots = [plan.param(indptr, "i32"), plan.param(indices, "i32"), plan.param(data, dtype),
              plan.param(x, dtype)]
-    plan.launch(csr_scalar_kernel(dtype, wg), groups_for(n_rows, wg), [y, *slots],
-                [("i32", n_rows)])
+    launch_windows(plan, backend, csr_scalar_kernel(dtype, wg), groups_for(n_rows, wg),
+                   [y, *slots], [("i32", n_rows)], longest_row(indptr), 0, "spmv.csr_scalar")
     (result,) = plan.run(backend)
     return result

@@ -12,28 +12,33 @@ import functools
 
 import numpy as np
 from accy.errors import InputError
-from accy.families import Candidate, Plan
-from accy.kernel import KernelBuilder
+from accy.families import Candidate, Plan, loop_passes
+from accy.kernel import KernelBuilder, where
 
-from accy_kernels.sparse_api import csr_arrays
+from accy_kernels._common import MAX_ELEMS, window
+from accy_kernels.sparse_api import csr_arrays, longest_row
 
 __all__ = ["csr_vector_kernel", "run"]
 
 
 @functools.cache
 def csr_vector_kernel(dtype: str, workgroup_size: int):
-    """Buffers (y, indptr: i32, indices: i32, data, x); scalar n_rows (i32); one group/row."""
+    """Buffers (y readwrite, indptr: i32, indices: i32, data, x); scalars n_rows, skip,
+    limit (i32); one group per row, entries ``[skip, skip + limit)`` of the row, added to
+    ``y`` unless ``skip == 0``."""
     w = workgroup_size
     kb = KernelBuilder(f"spmv_csr_vector_{dtype}_wg{w}", w)
-    y = kb.buffer("y", dtype, "write")
+    y = kb.buffer("y", dtype, "readwrite")
     indptr, indices = kb.buffer("indptr", "i32", "read"), kb.buffer("indices", "i32", "read")
     data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
     n_rows = kb.scalar("n_rows", "i32")
+    skip, limit = kb.scalar("skip", "i32"), kb.scalar("limit", "i32")
     red = kb.shared("red", dtype, w)
     r, lane = kb.group_id(), kb.local_id()
     acc = kb.let("acc", kb.const(0, dtype))
     with kb.if_(r < n_rows):
-        with kb.for_("j", indptr[r] + lane, indptr[r + 1], w) as j:
+        first, last = window(kb, indptr[r], indptr[r + 1], skip, limit, "row")
+        with kb.for_("j", first + lane, last, w) as j:
             kb.assign(acc, acc + data[j] * x[indices[j]])
     kb.shared_store(red, lane, acc)
     kb.barrier()
@@ -44,7 +49,7 @@ def csr_vector_kernel(dtype: str, workgroup_size: int):
         kb.barrier()
         half //= 2
     with kb.if_((lane == 0) & (r < n_rows)):
-        kb.store(y, r, red[0])
+        kb.store(y, r, where(skip == 0, red[0], y[r] + red[0]))
     return kb.build()
 
 
@@ -59,6 +64,12 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     slots = [plan.param(indptr, "i32"), plan.param(indices, "i32"), plan.param(data, dtype),
              plan.param(x, dtype)]
-    plan.launch(csr_vector_kernel(dtype, w), n_rows, [y, *slots], [("i32", n_rows)])
+    # each lane loops over every w-th entry: a window of w * budget entries per launch
+    lane_trips = -(-longest_row(indptr) // w)
+    passes, per_pass = loop_passes(lane_trips, backend, 0, "spmv.csr_vector")
+    for p in range(passes):
+        plan.launch(csr_vector_kernel(dtype, w), n_rows, [y, *slots],
+                    [("i32", n_rows), ("i32", p * per_pass * w),
+                     ("i32", min(per_pass * w, MAX_ELEMS))])
     (result,) = plan.run(backend)
     return result

@@ -2,11 +2,15 @@
 
 ELLPACK (Kincaid, Oppe & Young, ITPACKV 2D, 1989; on GPUs Bell & Garland, SC'09) stores
 ``width`` entries per row, column-major (``cols[k * n_rows + r]``) so that consecutive
-work-items read consecutive addresses; short rows are padded with zero values (column 0).
+work-items read consecutive addresses; short rows are padded with column :data:`PAD` (-1),
+which the kernel skips without reading ``x`` (so ``x`` holding inf/NaN only reaches the rows
+that use it, as in scipy).
 Rows longer than ``width`` keep their first ``width`` entries in ELL and spill the rest into a
 row-sorted COO tail handled by ``spmv.coo``'s kernel (the HYB idea of Bell & Garland), so an
 arrowhead matrix does not explode the padding. Default ``width``: the longest row when the
 padded size stays within ``3 * nnz + n_rows``, else the 95th percentile of row lengths.
+Under a loop budget (``max_loop_iterations``, lavapipe) a width above it takes several
+launches, each continuing the stored partial sums.
 """
 
 from __future__ import annotations
@@ -16,30 +20,40 @@ import functools
 import numpy as np
 from accy.errors import InputError
 from accy.families import Candidate, Plan
-from accy.kernel import KernelBuilder
+from accy.kernel import KernelBuilder, where
 
-from accy_kernels._common import groups_for
+from accy_kernels._common import groups_for, launch_windows, window
 from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
 from accy_kernels.spmv_coo import add_coo
 
-__all__ = ["ell_kernel", "ell_layout", "run"]
+__all__ = ["PAD", "ell_kernel", "ell_layout", "run"]
+
+#: column index of a padding slot: skipped by the kernel, which never reads ``x`` for it (a
+#: padded ``0 * x[0]`` made short rows NaN when ``x[0]`` was inf or NaN)
+PAD = -1
 
 
 @functools.cache
 def ell_kernel(dtype: str, workgroup_size: int):
-    """Buffers (y, cols: i32, vals, x); scalars n_rows, width (i32)."""
+    """Buffers (y readwrite, cols: i32, vals, x); scalars n_rows, width, skip, limit (i32):
+    ELL columns ``[skip, skip + limit)``, continuing ``y`` unless ``skip == 0``. Padding
+    (column -1) is skipped without reading ``x``."""
     kb = KernelBuilder(f"spmv_ell_{dtype}_wg{workgroup_size}", workgroup_size)
-    y = kb.buffer("y", dtype, "write")
+    y = kb.buffer("y", dtype, "readwrite")
     cols, vals = kb.buffer("cols", "i32", "read"), kb.buffer("vals", dtype, "read")
     x = kb.buffer("x", dtype, "read")
     n_rows, width = kb.scalar("n_rows", "i32"), kb.scalar("width", "i32")
+    skip, limit = kb.scalar("skip", "i32"), kb.scalar("limit", "i32")
     r = kb.global_id()
     with kb.if_(r < n_rows):
-        acc = kb.let("acc", kb.const(0, dtype))
-        with kb.for_("k", 0, width) as k:
+        acc = kb.let("acc", where(skip == 0, kb.const(0, dtype), y[r]))
+        first, last = window(kb, kb.const(0, "i32"), width, skip, limit, "col")
+        with kb.for_("k", first, last) as k:
             e = kb.let("e", k.cast("i64") * n_rows.cast("i64") + r.cast("i64"))
-            kb.assign(acc, acc + vals[e] * x[cols[e]])
+            c = kb.let("c", cols[e])
+            with kb.if_(c >= 0):
+                kb.assign(acc, acc + vals[e] * x[c])
         kb.store(y, r, acc)
     return kb.build()
 
@@ -60,7 +74,7 @@ def ell_layout(indptr, cols, data, n_rows: int, width: int):
     rows = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
     pos = np.arange(cols.size, dtype=np.int64) - np.repeat(indptr[:-1].astype(np.int64), lengths)
     keep = pos < width
-    ell_cols = np.zeros(n_rows * width, np.int32)
+    ell_cols = np.full(n_rows * width, PAD, np.int32)
     ell_vals = np.zeros(n_rows * width, data.dtype)
     dest = pos[keep] * n_rows + rows[keep]
     ell_cols[dest] = cols[keep]
@@ -98,8 +112,8 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     xs = plan.param(x, dtype)
     c, v = plan.param(ell_cols, "i32"), plan.param(ell_vals, dtype)
-    plan.launch(ell_kernel(dtype, wg), groups_for(n_rows, wg), [y, c, v, xs],
-                [("i32", n_rows), ("i32", width)])
+    launch_windows(plan, backend, ell_kernel(dtype, wg), groups_for(n_rows, wg), [y, c, v, xs],
+                   [("i32", n_rows), ("i32", width)], width, 0, "spmv.ell")
     add_coo(plan, backend, y, t_rows, t_cols, t_vals, xs, dtype, 256, n_rows)
     (result,) = plan.run(backend)
     return result

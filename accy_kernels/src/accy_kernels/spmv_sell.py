@@ -5,9 +5,11 @@ Efficient General Sparse Matrix-Vector Multiplication on Modern Processors with 
 Units", SIAM J. Sci. Comput. 36(5), 2014: rows are sorted by descending length inside
 windows of ``σ`` rows (stable; ``σ = 1`` keeps the order), cut into slices of ``C``
 consecutive rows, and each slice is stored column-major padded to its longest row
-(``vals[slice_ptr[s] + k * C + lane]``). One work-item per (permuted) row writes
+(``vals[slice_ptr[s] + k * C + lane]``; padding has column -1 and is skipped without
+reading ``x``). One work-item per (permuted) row writes
 ``y[perm[i]]``. Options: ``C`` (rows per slice, default 32) and ``sigma`` (window in rows,
-default 256; rounded to a multiple of ``C`` unless 1).
+default 256; rounded to a multiple of ``C`` unless 1). Under a loop budget
+(``max_loop_iterations``, lavapipe) slices wider than it take several launches.
 """
 
 from __future__ import annotations
@@ -17,34 +19,43 @@ import functools
 import numpy as np
 from accy.errors import InputError
 from accy.families import Candidate, Plan
-from accy.kernel import KernelBuilder
+from accy.kernel import KernelBuilder, where
 
-from accy_kernels._common import ceil_div, groups_for
+from accy_kernels._common import ceil_div, groups_for, launch_windows, window
 from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
+from accy_kernels.spmv_ell import PAD
 
 __all__ = ["run", "sell_kernel", "sell_layout"]
 
 
 @functools.cache
 def sell_kernel(dtype: str, c: int, workgroup_size: int):
-    """Buffers (y, slice_ptr: i64, cols: i32, vals, perm: i32, x); scalar n_rows (i32)."""
+    """Buffers (y readwrite, slice_ptr: i64, cols: i32, vals, perm: i32, x); scalars n_rows,
+    skip, limit (i32): slice columns ``[skip, skip + limit)``, continuing ``y`` unless
+    ``skip == 0``. Padding (column -1) is skipped without reading ``x``."""
     kb = KernelBuilder(f"spmv_sell_{dtype}_c{c}_wg{workgroup_size}", workgroup_size)
-    y = kb.buffer("y", dtype, "write")
+    y = kb.buffer("y", dtype, "readwrite")
     slice_ptr = kb.buffer("slice_ptr", "i64", "read")
     cols, vals = kb.buffer("cols", "i32", "read"), kb.buffer("vals", dtype, "read")
     perm, x = kb.buffer("perm", "i32", "read"), kb.buffer("x", dtype, "read")
     n_rows = kb.scalar("n_rows", "i32")
+    skip, limit = kb.scalar("skip", "i32"), kb.scalar("limit", "i32")
     i = kb.global_id()
     with kb.if_(i < n_rows):
         s = kb.let("s", i / c)
+        row = kb.let("row", perm[i])
         base = kb.let("base", slice_ptr[s] + (i % c).cast("i64"))
         width = kb.let("width", (slice_ptr[s + 1] - slice_ptr[s]) / c)
-        acc = kb.let("acc", kb.const(0, dtype))
-        with kb.for_("k", kb.const(0, "i64"), width) as k:
+        acc = kb.let("acc", where(skip == 0, kb.const(0, dtype), y[row]))
+        first, last = window(kb, kb.const(0, "i64"), width, skip.cast("i64"),
+                             limit.cast("i64"), "col")
+        with kb.for_("k", first, last) as k:
             e = kb.let("e", base + k * c)
-            kb.assign(acc, acc + vals[e] * x[cols[e]])
-        kb.store(y, perm[i], acc)
+            col = kb.let("col", cols[e])
+            with kb.if_(col >= 0):
+                kb.assign(acc, acc + vals[e] * x[col])
+        kb.store(y, row, acc)
     return kb.build()
 
 
@@ -60,7 +71,8 @@ def sell_layout(indptr, cols, data, n_rows: int, c: int, sigma: int):
     slice_ptr = np.zeros(n_slices + 1, np.int64)
     np.cumsum(widths * c, out=slice_ptr[1:])
     total = int(slice_ptr[-1])
-    out_cols, out_vals = np.zeros(max(total, 1), np.int32), np.zeros(max(total, 1), data.dtype)
+    out_cols = np.full(max(total, 1), PAD, np.int32)  # padding: skipped, never reads x
+    out_vals = np.zeros(max(total, 1), data.dtype)
     inv = np.empty(n_rows, np.int64)
     inv[perm] = np.arange(n_rows)
     rows = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
@@ -101,7 +113,8 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     slots = [plan.param(slice_ptr, "i64"), plan.param(s_cols, "i32"), plan.param(s_vals, dtype),
              plan.param(perm, "i32"), plan.param(x, dtype)]
-    plan.launch(sell_kernel(dtype, c, wg), groups_for(n_rows, wg), [y, *slots],
-                [("i32", n_rows)])
+    widest = int(np.diff(slice_ptr).max()) // c if slice_ptr.size > 1 else 0
+    launch_windows(plan, backend, sell_kernel(dtype, c, wg), groups_for(n_rows, wg), [y, *slots],
+                   [("i32", n_rows)], widest, 0, "spmv.sell")
     (result,) = plan.run(backend)
     return result

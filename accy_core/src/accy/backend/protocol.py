@@ -71,6 +71,13 @@ class Capabilities:
         subgroup_size: work-items in a subgroup (warp, SIMD width); 1 when there is none.
         shared_memory_bytes: workgroup-shared memory per work-group, in bytes.
         features: names from :data:`FEATURES`.
+        max_loop_iterations: the most loop iterations one work-item may run in a kernel, all
+            its loops together (sequential loops add, nested ones multiply; the lanes of a
+            SIMD group share one count, so each loop counts with its longest lane), or None
+            for no limit (real GPUs, CPU). Past it the device silently ends the work-item:
+            lavapipe/llvmpipe stops at 65535 (Mesa's ``LP_MAX_TGSI_LOOP_ITERATIONS``).
+            Kernel families and the kernel stage keep every kernel under it or refuse with
+            a ``CapabilityError`` (:func:`accy.families.loop_budget`).
     """
 
     backend: str
@@ -82,6 +89,7 @@ class Capabilities:
     subgroup_size: int
     shared_memory_bytes: int
     features: frozenset[str]
+    max_loop_iterations: int | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ class TargetProfile:
     max_workgroup_size: int
     subgroup_size: int
     shared_memory_bytes: int
+    max_loop_iterations: int | None = None  # see Capabilities.max_loop_iterations
 
     @classmethod
     def from_capabilities(cls, caps: Capabilities) -> TargetProfile:
@@ -105,6 +114,7 @@ class TargetProfile:
             max_workgroup_size=caps.max_workgroup_size,
             subgroup_size=caps.subgroup_size,
             shared_memory_bytes=caps.shared_memory_bytes,
+            max_loop_iterations=caps.max_loop_iterations,
         )
 
     def supports_dtype(self, dtype: str) -> bool:

@@ -5,7 +5,9 @@ numpy/scipy reference and variants written once in the kernel DSL (see
 :mod:`accy.families.family`). Plugins contribute families through the
 ``accy_kernel_families()`` hook (entry-point group ``accy``); :func:`families` collects them.
 A variant runs a call by describing a :class:`Plan` (slots and launches) and running it on a
-backend (:mod:`accy.families.runner`).
+backend (:mod:`accy.families.runner`). Plan outputs start zeroed on every backend; temporaries
+are uninitialised. A variant keeps each work-item's loops under the backend's
+``max_loop_iterations`` (:mod:`accy.families.limits`) or refuses with a ``CapabilityError``.
 
 Example::
 
@@ -18,6 +20,7 @@ Example::
 from __future__ import annotations
 
 from accy.families.family import Candidate, Family, Role, Signature, Variant, resolve
+from accy.families.limits import clamp_tile, loop_budget, loop_passes
 from accy.families.registry import (
     families,
     get_family,
@@ -52,11 +55,14 @@ __all__ = [
     "check_dtype",
     "check_indices",
     "check_mode",
+    "clamp_tile",
     "families",
     "get_family",
     "get_variant",
     "host_like",
     "kernel_dtype",
+    "loop_budget",
+    "loop_passes",
     "normalize_axis",
     "register_family",
     "registry_problems",

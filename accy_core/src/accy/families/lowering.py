@@ -38,7 +38,8 @@ _ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
 
 
 class TargetBackend:
-    """What a family's plan may ask of the backend at compile time: its features."""
+    """What a family's plan may ask of the backend at compile time: its features and its
+    ``max_loop_iterations`` (:func:`accy.families.loop_budget`)."""
 
     def __init__(self, profile: Any = None, name: str | None = None) -> None:
         self.profile = profile
@@ -46,7 +47,9 @@ class TargetBackend:
 
     def capabilities(self) -> Any:
         feats = self.profile.features if self.profile is not None else frozenset()
-        return SimpleNamespace(features=frozenset(feats), backend=self.name)
+        loops = getattr(self.profile, "max_loop_iterations", None)
+        return SimpleNamespace(features=frozenset(feats), backend=self.name,
+                               max_loop_iterations=loops)
 
 
 @dataclass(frozen=True)

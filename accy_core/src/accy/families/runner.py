@@ -2,7 +2,8 @@
 
 A variant describes one call as a :class:`Plan`: host inputs (parameters), temporaries and
 outputs (buffer slots, sizes in elements), and an ordered list of launches, each binding
-slots in the fixed launch order (outputs, inputs) with ``(dtype, value)`` scalars. ``run``
+slots in the fixed launch order (outputs, inputs) with ``(dtype, value)`` scalars. Outputs
+start zeroed on every backend; temporaries are uninitialised (write before reading). ``run``
 compiles every kernel once per backend (memory and disk artifact caches of
 :func:`accy.runtime.compiler.compile_kernel`), keeps the loaded kernels per process, and
 executes the graph through :class:`accy.runtime.Executable`, which binds host arrays
@@ -105,7 +106,11 @@ class Plan:
         return self._slot(dtype, max(1, size_elems))
 
     def output(self, dtype: str, size_elems: int) -> Slot:
-        """Add a result of ``size_elems`` elements, returned by :meth:`run` in this order."""
+        """Add a result of ``size_elems`` elements, returned by :meth:`run` in this order.
+
+        Outputs start zeroed on every backend (host or device memory, fresh or reused
+        buffers), so a kernel may accumulate into one (``out[i] += v``) without a fill launch.
+        """
         s = self._slot(dtype, size_elems)
         self._results.append(s.index)
         return s
@@ -131,6 +136,7 @@ class Plan:
             result_types=[TensorType(self._sizes[i][0], (self._sizes[i][1],))
                           for i in self._results],
             name=self.name,
+            zero_results=True,
         )
         for kernel, groups, slots, scalars in self._launches:
             g.kernels[kernel.name] = kernel

@@ -135,10 +135,11 @@ class Executable:
         try:
             for slot, arr in zip(g.param_slots, arrays, strict=True):
                 buffers[slot] = self._bind(arr, per_call, write=True)
+            new = np.zeros if g.zero_results else np.empty
             for slot, t in zip(g.result_slots, g.result_types, strict=True):
-                if slot in self._written and slot not in outputs:
-                    outputs[slot] = np.empty(t.shape, dtype=t.dtype.numpy)
-                    buffers[slot] = self._bind(outputs[slot], per_call, write=False)
+                if (slot in self._written or g.zero_results) and slot not in outputs:
+                    outputs[slot] = new(t.shape, dtype=t.dtype.numpy)
+                    buffers[slot] = self._bind(outputs[slot], per_call, write=g.zero_results)
             params = dict(zip(g.param_slots, arrays, strict=True))
             for i, ln in enumerate(g.launches):
                 if g.checks:

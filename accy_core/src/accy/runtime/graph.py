@@ -58,6 +58,9 @@ class LaunchGraph:
         launches: kernel launches in execution order.
         kernels: kernel name → kernel IR.
         name: for messages (``@function`` or the family name).
+        zero_results: result buffers start zeroed on every backend (kernel families'
+            ``Plan.output``: a kernel may accumulate into them); otherwise a result holds
+            whatever its launches write.
     """
 
     slot_bytes: list[int]
@@ -70,6 +73,7 @@ class LaunchGraph:
     kernels: dict[str, object] = field(default_factory=dict)
     name: str = "graph"
     checks: list[IndexCheck] = field(default_factory=list)
+    zero_results: bool = False
 
     @property
     def written_slots(self) -> set[int]:
