@@ -69,6 +69,8 @@ def choose_tiles(backend, candidate: Candidate, size: int, total: int) -> int:
     cap = max(1, MAX_SCRATCH_ELEMS // max(1, size))
     tiles = max(1, min(int(want), max(1, total), cap))
     budget = loop_budget(be)
+    if budget is not None:
+        tiles = min(tiles, budget)  # the reduce kernel loops over the tiles
     if budget is not None and total > tiles * budget:
         tiles = ceil_div(total, budget)
         if tiles > min(cap, budget):

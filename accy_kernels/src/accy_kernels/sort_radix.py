@@ -43,7 +43,7 @@ import os
 import threading
 
 import numpy as np
-from accy.families import Candidate, Plan, clamp_tile, host_like, tile_geometry
+from accy.families import Candidate, Plan, clamp_tile, host_like, loop_budget, tile_geometry
 from accy.kernel import E, KernelBuilder, where
 
 from accy_kernels._common import ceil_div
@@ -264,11 +264,16 @@ _KIND = {np.uint32: "u32", np.int32: "i32", np.int64: "i64"}
 
 def radix_bits(backend, candidate: Candidate) -> int:
     """Digit width: the candidate's ``radix_bits`` option, else 11 on host-memory backends
-    (3 passes for 32-bit keys; a 2048-counter tile row still fits in L1) and 8 elsewhere."""
+    (3 passes for 32-bit keys; a 2048-counter tile row still fits in L1) and 8 elsewhere;
+    fewer where the two ``2**bits``-counter loops would take over half the loop budget."""
     bits = candidate.option("radix_bits")
     if bits:
         return int(bits)
-    return 11 if host_like(backend) else RADIX_BITS
+    bits = 11 if host_like(backend) else RADIX_BITS
+    budget = loop_budget(backend)
+    while budget is not None and bits > 1 and 4 << bits > budget:
+        bits -= 1  # the two counter loops take at most half of a (tiny) loop budget
+    return bits
 
 
 def _fused_fits(backend, n: int, chunk: int, radix: int) -> None:

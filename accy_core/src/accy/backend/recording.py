@@ -64,6 +64,8 @@ class RecordingBackend:
         host_memory: list ``"host_memory"`` in the features and bind host arrays zero-copy
             through :meth:`import_host` / :meth:`host_view`.
         interpret: run launched kernels with :func:`accy.kernel.interpret` when available.
+        max_loop_iterations: report this loop limit in the capabilities and make the
+            interpreter refuse launches that exceed it (a lavapipe stand-in for tests).
 
     Attributes:
         calls: call counts by method name.
@@ -76,8 +78,9 @@ class RecordingBackend:
                           "subgroups", "f64_math"})
 
     def __init__(self, name: str = "recording", *, host_memory: bool = False,
-                 interpret: bool = True) -> None:
+                 interpret: bool = True, max_loop_iterations: int | None = None) -> None:
         self.name = name
+        self.max_loop_iterations = max_loop_iterations
         self.calls: collections.Counter[str] = collections.Counter()
         self.log: list[tuple] = []
         self._host_memory = host_memory
@@ -145,6 +148,7 @@ class RecordingBackend:
             device_fingerprint=f"{self.name}:in-memory:v1", dtypes=self.DTYPES,
             artifact_formats=("recording",), max_workgroup_size=1024, subgroup_size=32,
             shared_memory_bytes=48 * 1024, features=frozenset(features),
+            max_loop_iterations=self.max_loop_iterations,
         )
 
     def target_profile(self) -> TargetProfile:
@@ -314,7 +318,8 @@ class RecordingBackend:
             arrays = [b.data for b in bufs]
         else:
             arrays = [_typed(b.data, p.dtype) for b, p in zip(bufs, params, strict=True)]
-        interpret(kernel, geometry, arrays, [value for _, value in scalars])
+        interpret(kernel, geometry, arrays, [value for _, value in scalars],
+                  max_loop_iterations=self.max_loop_iterations)
 
     # ----------------------------------------------------------------------- streams, events
 

@@ -13,6 +13,10 @@ Semantics pinned here and matched by the LLVM code generator:
 - Float → int casts saturate, NaN → 0; → bool is ``x != 0`` (NaN → true).
 - ``mulhi`` is the high 32 bits of the 64-bit product of two i32 (signed) or u32 values.
 - Out-of-bounds loads/stores raise ``IndexError`` (on a device they are undefined).
+- With ``max_loop_iterations`` (a device that ends work-items after that many loop
+  iterations, lavapipe), a launch whose loops run longer raises ``CapabilityError`` where the
+  device would silently stop: every loop iteration counts, of all loops of the kernel
+  together, each with its longest lane (all lanes run in lockstep, as a SIMD group does).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from accy.errors import InternalError, VerifyError
+from accy.errors import CapabilityError, InternalError, VerifyError
 from accy.kernel import ir
 from accy.kernel.ir import NUMPY_DTYPES
 from accy.kernel.verifier import verify_kernel
@@ -58,10 +62,13 @@ class _State:
     n_lanes: int
     ids: dict[str, np.ndarray]
     env: dict[str, np.ndarray] = field(default_factory=dict)
+    loop_budget: int | None = None
+    loop_count: int = 0
 
 
 def interpret(
-    kernel: ir.Kernel, geometry: object, buffers: list[np.ndarray], scalars: list[object]
+    kernel: ir.Kernel, geometry: object, buffers: list[np.ndarray], scalars: list[object],
+    max_loop_iterations: int | None = None,
 ) -> None:
     """Run ``kernel`` over ``geometry`` on host arrays, updating ``buffers`` in place.
 
@@ -72,10 +79,13 @@ def interpret(
         buffers: one 1-D numpy array per buffer parameter, in launch order, with the
             parameter's dtype (``bool`` for bool buffers).
         scalars: one Python/numpy scalar per scalar parameter, in launch order.
+        max_loop_iterations: the device's loop-iteration limit per work-item (None: none).
 
     Raises:
         VerifyError: invalid kernel, or arguments that do not match its parameters.
         IndexError: a load or store out of bounds.
+        CapabilityError: the loops ran past ``max_loop_iterations`` (see the module
+            docstring; buffers are then partly updated).
     """
     verify_kernel(kernel)
     groups = as_groups(geometry, kernel.workgroup_size)
@@ -105,7 +115,7 @@ def interpret(
     shared = {
         a.name: np.zeros((groups, a.size_elems), NUMPY_DTYPES[a.dtype]) for a in kernel.shared
     }
-    st = _State(kernel, bufs, shared, n, ids)
+    st = _State(kernel, bufs, shared, n, ids, loop_budget=max_loop_iterations)
     for p, v in zip(kernel.scalars, scalars, strict=True):
         st.env[p.name] = np.full(n, v, NUMPY_DTYPES[p.dtype])
     with np.errstate(all="ignore"):
@@ -286,6 +296,7 @@ def _stmt(st: _State, s: ir.Stmt, mask: np.ndarray) -> None:
             hi, inc = _eval(st, stop, mask), _eval(st, step, mask)
             active = mask & (st.env[var] < hi)
             while active.any():
+                _count_iteration(st)
                 _block(st, body, active)
                 _set(st, var, (st.env[var] + inc).astype(hi.dtype), active)
                 active = active & (st.env[var] < hi)
@@ -295,6 +306,16 @@ def _stmt(st: _State, s: ir.Stmt, mask: np.ndarray) -> None:
             _block(st, orelse, mask & ~c)
         case ir.Barrier():
             pass
+
+
+def _count_iteration(st: _State) -> None:
+    st.loop_count += 1
+    if st.loop_budget is not None and st.loop_count > st.loop_budget:
+        raise CapabilityError(
+            f"kernel {st.kernel.name!r}: its work-items run more than {st.loop_budget} loop "
+            "iterations (all loops together), where a device with max_loop_iterations="
+            f"{st.loop_budget} silently ends them; split the loop over launches",
+            feature="max_loop_iterations")
 
 
 def _atomic(op: str, target: np.ndarray, idx: np.ndarray, value: np.ndarray) -> None:

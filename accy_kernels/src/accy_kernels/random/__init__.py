@@ -160,29 +160,53 @@ def normal(shape: Any, seed: int, dtype: str = "f32", algorithm: str = "philox4x
     return _run("normal", shape, seed, dt, algorithm, offset, float(mean), float(std), backend)
 
 
+#: integer dtype name -> (kernel dtype it is generated in, numpy dtype returned)
+_INT_DTYPES = {
+    "i8": ("i32", np.int8), "i16": ("i32", np.int16), "i32": ("i32", np.int32),
+    "i64": ("i64", np.int64), "u8": ("i32", np.uint8), "u16": ("i32", np.uint16),
+    "u32": ("u32", np.uint32), "u64": ("i64", np.uint64),
+}
+_NUMPY_INT_NAMES = {"int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+                    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64"}
+
+
 def integers(shape: Any, seed: int, low: int, high: int, dtype: str = "i64",
              algorithm: str = "philox4x32-10", *, offset: int = 0,
              backend: Any = "cpu") -> np.ndarray:
-    """Return integers in ``[low, high)`` (``high - low <= 2**32``) of ``shape``.
+    """Return uniform integers in ``[low, high)`` (``high - low <= 2**32``) of ``shape``.
 
-    Uses one 32-bit word per value: ``low + mulhi(word, high - low)``.
+    Unbiased: Lemire's nearly-divisionless rejection (ACM TOMACS 2019) on 32-bit words of the
+    stream, redrawn from reserved counters when rejected, so every value in the range has
+    probability exactly ``1 / (high - low)`` and the numbers are bit-identical on every
+    backend (see :mod:`accy_kernels.random.generators`). 8- and 16-bit dtypes are drawn in
+    32 bits and narrowed (exact: the values are in range).
+
+    Args:
+        dtype: ``i8`` | ``i16`` | ``i32`` | ``i64`` | ``u8`` | ``u16`` | ``u32`` | ``u64``
+            (or the numpy dtype / name).
 
     Raises:
         InputError: ``high <= low``, a range above 2**32 or outside ``dtype``.
-        UnsupportedError: dtype not i32 | i64 | u32.
+        UnsupportedError: not an integer dtype.
     """
     key = dtype if isinstance(dtype, str) else _dtype_name(dtype)
-    name = {"int32": "i32", "int64": "i64", "uint32": "u32"}.get(key, key)
-    if name not in ("i32", "i64", "u32"):
-        raise UnsupportedError(f"random.integers: dtype must be i32, i64 or u32, got {dtype!r}",
+    name = _NUMPY_INT_NAMES.get(key, key)
+    if name not in _INT_DTYPES:
+        raise UnsupportedError(f"random.integers: dtype must be one of "
+                               f"{', '.join(_INT_DTYPES)}, got {dtype!r}",
                                feature=f"dtype {dtype}")
+    kernel_dt, np_dt = _INT_DTYPES[name]
     low, high = _int(low, "low"), _int(high, "high")
-    info = np.iinfo({"i32": np.int32, "i64": np.int64, "u32": np.uint32}[name])
+    info = np.iinfo(np_dt)
     if not (high > low and high - low <= 2**32 and low >= info.min and high - 1 <= info.max):
         raise InputError(f"random.integers: need low < high, high - low <= 2**32 and both in "
                          f"{name}'s range, got low={low}, high={high}")
     span = (high - low) & 0xFFFFFFFF  # 0 encodes 2**32
-    return _run("integers", shape, seed, name, algorithm, offset, low, span, backend)
+    base = low - (1 << 64) if name == "u64" and low >= 1 << 63 else low  # i64 bits of a u64
+    out = _run("integers", shape, seed, kernel_dt, algorithm, offset, base, span, backend)
+    if name == "u64":
+        return out.view(np.uint64)
+    return out.astype(np_dt, copy=False)
 
 
 def _bijection(algorithm: str, counter: Any, key: Any, width: int, key_width: int,

@@ -11,9 +11,19 @@ blocks for a fixed number of output *units* (a unit uses 1 word for f32/u32/inte
 
 Conversions: f32 ``(w >> 8) * 2**-24`` in [0, 1); f64 ``((a >> 5) * 2**26 + (b >> 6)) *
 2**-53`` in [0, 1) (53 bits, as numpy); normal: Box–Muller (Box & Muller, Ann. Math. Statist.
-29, 1958) ``sqrt(-2 ln(1 - u1)) * (cos, sin)(2 pi u2)``; integers in ``[low, high)`` with
-``high - low <= 2**32``: ``low + mulhi(w, high - low)`` (Lemire's multiply-shift, without the
-rejection step: bias below ``(high - low) / 2**32``).
+29, 1958) ``sqrt(-2 ln(1 - u1)) * (cos, sin)(2 pi u2)``.
+
+Integers in ``[low, high)``, ``s = high - low <= 2**32``: Lemire's nearly-divisionless
+rejection (D. Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS 29(1),
+2019): with the 64-bit product ``w * s = hi * 2**32 + l``, the value is ``low + hi`` unless
+``l < t = (2**32 - s) mod s`` (``t`` is computed on the host), in which case the word is
+redrawn, so every value has probability exactly ``1/s``. ``s = 2**32`` takes ``w`` as is.
+The ``a``-th redraw (``a = 1, 2, ...``) of the unit using word ``j`` of block ``b`` is word
+``j`` of the block at counter ``2**63 | ((b + a * G) mod 2**63)`` (``G`` = 0x9E3779B97F4A7C15,
+the 64-bit golden ratio), a counter the main stream never uses (its blocks stay below
+``2**63``), so redraws are a pure function of ``(seed, offset, element)`` as well and the
+stream stays bit-identical on every backend. A unit gives up after
+:data:`MAX_DRAWS` draws (probability below ``2**-64``; it then keeps ``low + hi``).
 """
 
 from __future__ import annotations
@@ -23,13 +33,18 @@ import math
 
 import numpy as np
 from accy.families import Plan
-from accy.kernel import E, KernelBuilder, call
+from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div, groups_for
 from accy_kernels.random import philox, squares, threefry_nx32
 
 __all__ = ["ALGORITHMS", "bijection_kernel", "run_distribution", "stream_kernel",
            "stream_position"]
+
+#: draws per integer (the first plus redraws) before the rejection loop gives up
+MAX_DRAWS = 64
+#: odd 64-bit constant spreading the redraw counters, as a signed i64
+_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
 
 ALGORITHMS = {
     "philox4x32-10": ("philox", 4, 10), "philox4x32-7": ("philox", 4, 7),
@@ -77,23 +92,39 @@ def _values(kb: KernelBuilder, dist: str, dtype: str, words: list[E], p: list[E]
         ang = kb.let(kb.fresh("a"), u2 * (2.0 * math.pi))
         return [rad * call("cos", ang) * p[1] + p[0], rad * call("sin", ang) * p[1] + p[0]]
     if dist == "integers":
-        span = p[1]
-        off = where_full(span, words[0])
+        off = where_full(p[1], words[0])
         return [p[0] + off.cast(dtype)] if dtype != "u32" else [p[0] + off]
     return [words[0]]  # bits
 
 
+def _lemire(kb: KernelBuilder, algorithm: str, word: E, j: int, b: E, span: E, thresh: E,
+            keys: tuple[E, E, E]) -> E:
+    """The accepted word of one integer unit (see the module docstring): ``word`` redrawn
+    while ``lo32(word * span) < thresh``, at most :data:`MAX_DRAWS` draws in all."""
+    w = kb.let(kb.fresh("w"), word)
+    low = kb.let(kb.fresh("l"), w * span)
+    redraws = where((span != 0) & (low < thresh), kb.const(MAX_DRAWS, "i32"),
+                    kb.const(1, "i32"))
+    with kb.for_(kb.fresh("draw"), 1, redraws) as a:
+        with kb.if_(low < thresh):
+            spread = (b + a.cast("i64") * _GOLDEN) & ((1 << 63) - 1)
+            r = kb.let(kb.fresh("rb"), spread | (-(1 << 63)))
+            fresh = _block(kb, algorithm, r, *keys)
+            kb.assign(w, fresh[j % len(fresh)])
+            kb.assign(low, w * span)
+    return w
+
+
 def where_full(span: E, word: E) -> E:
     """``mulhi(word, span)``, or ``word`` itself when ``span`` is 0 (meaning 2**32)."""
-    from accy.kernel import where
-
     return where(span == 0, word, call("mulhi", word, span))
 
 
 @functools.cache
 def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 256):
     """Buffers (out: dtype); scalars offset, sq_key (i64, first: 8-byte aligned), n (i32),
-    seed_lo, seed_hi (u32), then p0, p1 (dtype, or low: dtype and span: u32 for integers)."""
+    seed_lo, seed_hi (u32), then p0, p1 (dtype, or low: dtype, span: u32 and the rejection
+    threshold ``(2**32 - span) mod span``: u32 for integers)."""
     _, width, _ = ALGORITHMS[algorithm]
     wpu, opu = _unit_words(dist, dtype)
     units = max(1, width // wpu)
@@ -105,13 +136,20 @@ def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 2
     n = kb.scalar("n", "i32")
     seed_lo, seed_hi = kb.scalar("seed_lo", "u32"), kb.scalar("seed_hi", "u32")
     p = [kb.scalar("p0", dtype), kb.scalar("p1", "u32" if dist == "integers" else dtype)]
+    thresh = kb.scalar("thresh", "u32") if dist == "integers" else None
     g = kb.global_id()
     first = kb.let("first", g * (units * opu))
     with kb.if_(first < n):
         words: list[E] = []
+        block_of: list[E] = []
         for k in range(blocks):
-            b = offset + (g.cast("i64") * blocks + k)
-            words += _block(kb, algorithm, kb.let(kb.fresh("b"), b), seed_lo, seed_hi, sq_key)
+            b = kb.let(kb.fresh("b"), offset + (g.cast("i64") * blocks + k))
+            fresh = _block(kb, algorithm, b, seed_lo, seed_hi, sq_key)
+            words += fresh
+            block_of += [b] * len(fresh)
+        if thresh is not None:  # one word per unit: redraw rejected ones (Lemire)
+            words = [_lemire(kb, algorithm, words[u], u % width, block_of[u], p[1], thresh,
+                             (seed_lo, seed_hi, sq_key)) for u in range(units)]
         for u in range(units):
             vals = _values(kb, dist, dtype, words[u * wpu:(u + 1) * wpu], p)
             for v, val in enumerate(vals):
@@ -119,6 +157,11 @@ def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 2
                 with kb.if_(idx < n):
                     kb.store(out, idx, val)
     return kb.build()
+
+
+def rejection_threshold(span: int) -> int:
+    """Lemire's ``t = (2**32 - s) mod s`` for span ``s`` (0 encodes 2**32: no rejection)."""
+    return 0 if span == 0 else ((1 << 32) - span) % span
 
 
 def items_per_request(algorithm: str, dist: str, dtype: str) -> int:
@@ -151,9 +194,10 @@ def run_distribution(backend, algorithm: str, dist: str, dtype: str, size: int, 
     kernel = stream_kernel(algorithm, dist, dtype, workgroup_size)
     seed &= (1 << 64) - 1
     p1_dtype = "u32" if dist == "integers" else dtype
+    extra = [("u32", rejection_threshold(p1))] if dist == "integers" else []
     plan.launch(kernel, groups_for(ceil_div(size, per_item), workgroup_size), [out], [
         ("i64", offset), ("i64", squares.signed_key(squares.derive_key(seed))), ("i32", size),
-        ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32), (dtype, p0), (p1_dtype, p1)])
+        ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32), (dtype, p0), (p1_dtype, p1), *extra])
     (result,) = plan.run(backend)
     return result
 
