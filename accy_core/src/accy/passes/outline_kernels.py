@@ -17,7 +17,9 @@ its launch candidates (:mod:`accy.tuning.candidates`, the default first). When
 ``ctx.options["launch_choices"]`` is a callable ``(name, default kernel, region, candidates)
 -> (candidate, source) | None`` (the runtime passes one reading the tuning cache and explicit
 choices), a non-default pick is outlined instead and recorded as ``candidate`` and
-``candidate_source``.
+``candidate_source``. On a target with ``max_loop_iterations`` (lavapipe) only candidates
+whose kernel stays under it are kept (:mod:`accy.passes.loop_budget`; source
+``loop-budget`` when the default had to change), or the region is refused.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from accy.passes.kernel_exprs import (
     elementwise_expr,
     identity,
 )
+from accy.passes.loop_budget import fit_loop_budget
 from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 
 __all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
@@ -405,8 +408,15 @@ class OutlineKernelsPass(Pass):
                 k += 1
                 kernel, groups = outline_region(op, name)
                 cands = candidates_for(op, ctx.target_profile)
+                default = cands[0] if cands else None
+                kernel, groups, cands = fit_loop_budget(op, name, kernel, groups, cands,
+                                                        ctx.target_profile, outline_region)
+                if cands and cands[0] != default:
+                    op.attrs.update(candidate=cands[0].label(), candidate_source="loop-budget")
                 op.attrs["candidates"] = ",".join(c.label() for c in cands)
                 picked = choose(name, kernel, op, cands) if choose is not None else None
+                if picked is not None and not _allowed(picked[0], cands, ctx.target_profile):
+                    picked = None  # a cached or explicit choice the loop budget rules out
                 if picked is not None and picked[0] != cands[0]:
                     kernel, groups = outline_region(op, name, picked[0])
                     op.attrs.update(candidate=picked[0].label(), candidate_source=picked[1])
@@ -414,6 +424,12 @@ class OutlineKernelsPass(Pass):
                 op.attrs.update(kernel=name, workgroup_size=kernel.workgroup_size, groups=groups)
         module.attrs["kernels"] = kernels
         return True
+
+
+def _allowed(candidate: LaunchCandidate, cands: list[LaunchCandidate], profile: Any) -> bool:
+    """Whether a chosen candidate may be used: any without a loop budget, else a listed one
+    (the list holds only those under the budget, :mod:`accy.passes.loop_budget`)."""
+    return getattr(profile, "max_loop_iterations", None) is None or candidate in cands
 
 
 def structural_fingerprint(kernel: Kernel) -> str:
