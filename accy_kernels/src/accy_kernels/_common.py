@@ -69,14 +69,15 @@ def window(kb: KernelBuilder, lo: E, hi: E, skip: E, limit: E, name: str) -> tup
 
 
 def launch_windows(plan, backend, kernel, groups: int, slots: list, scalars: list,
-                   trips: int, fixed: int = 0, what: str = "kernel") -> int:
+                   trips: int, fixed: int = 0, what: str = "kernel", loops: int = 1) -> int:
     """Launch ``kernel`` once per window of a data loop of up to ``trips`` iterations: one
     launch without a loop budget, else as many as the backend's ``max_loop_iterations``
-    (less ``fixed`` other iterations) needs; each gets ``scalars + [skip, limit]`` (i32).
+    (less ``fixed`` other iterations and ``loops`` loop exits) needs; each gets
+    ``scalars + [skip, limit]`` (i32).
     Returns the number of launches."""
     from accy.families import loop_passes
 
-    passes, per_pass = loop_passes(trips, backend, fixed, what)
+    passes, per_pass = loop_passes(trips, backend, fixed, what, loops)
     for p in range(passes):
         plan.launch(kernel, groups, slots, [*scalars, ("i32", p * per_pass), ("i32", per_pass)])
     return passes

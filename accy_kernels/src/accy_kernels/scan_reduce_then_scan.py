@@ -139,7 +139,7 @@ def choose_chunk(n: int, candidate: Candidate | None = None, backend=None) -> in
         return chunk
     budget = loop_budget(backend)
     if budget is not None:
-        spine_min = ceil_div(n, SPINE_WORKGROUP * max(1, budget // 2))
+        spine_min = ceil_div(n, SPINE_WORKGROUP * max(1, (budget - 2) // 2))  # 2 loops
         chunk = max(chunk, spine_min)
     return clamp_tile(chunk, backend, 0, "scan tile")
 

@@ -70,6 +70,7 @@ def choose_tiles(backend, candidate: Candidate, size: int, total: int) -> int:
     tiles = max(1, min(int(want), max(1, total), cap))
     budget = loop_budget(be)
     if budget is not None:
+        budget -= 1  # a loop's exit test counts too
         tiles = min(tiles, budget)  # the reduce kernel loops over the tiles
     if budget is not None and total > tiles * budget:
         tiles = ceil_div(total, budget)

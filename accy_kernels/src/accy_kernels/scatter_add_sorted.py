@@ -94,7 +94,7 @@ def launch_sorted_add(plan, backend, slots: list, has_dst: bool, dtype: str, siz
     launch_windows(plan, backend, sorted_add_kernel(dtype, has_dst, workgroup_size),
                    groups_for(size, workgroup_size), slots,
                    [("i32", size), ("i32", n), ("i32", inner), ("i32", m), ("i32", steps)],
-                   longest, 2 * steps, "scatter_add.sorted")
+                   longest, 2 * steps, "scatter_add.sorted", loops=3)
 
 
 def sorted_keys(backend, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

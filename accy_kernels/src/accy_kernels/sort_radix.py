@@ -213,7 +213,7 @@ def choose_chunk(n: int, candidate: Candidate, backend=None, bits: int = RADIX_B
         else max(4096, ceil_div(n, 256))
     if backend is None:
         return chunk
-    return clamp_tile(chunk, backend, 2 << bits, "sort.radix tile")
+    return clamp_tile(chunk, backend, 2 << bits, "sort.radix tile", loops=3)
 
 
 def _value_storage(values: np.ndarray | None) -> str:
@@ -282,7 +282,7 @@ def _fused_fits(backend, n: int, chunk: int, radix: int) -> None:
     from accy.families.limits import require
 
     tiles = max(1, ceil_div(n, chunk))
-    require(radix + tiles * radix + chunk, backend, "sort.radix (fuse_hist)",
+    require(radix + tiles * radix + chunk + 3, backend, "sort.radix (fuse_hist)",
             "leave the candidate option fuse_hist unset on this backend")
 
 

@@ -109,7 +109,7 @@ def add_coo(plan: Plan, backend, y: Slot, rows: np.ndarray, cols: np.ndarray, da
         longest = int(np.diff(np.concatenate(([0], change, [nnz]))).max())
         launch_windows(plan, backend, rows_kernel(dtype), groups_for(n_rows, 256),
                        [y, *slots, x], [("i32", n_rows), ("i32", nnz), ("i32", steps)],
-                       longest, 2 * steps, "spmv.coo_rows")
+                       longest, 2 * steps, "spmv.coo_rows", loops=3)
         return
     chunk = clamp_tile(chunk, backend, 0, "spmv.coo tile")
     tiles = ceil_div(nnz, chunk)

@@ -73,8 +73,9 @@ class Capabilities:
         features: names from :data:`FEATURES`.
         max_loop_iterations: the most loop iterations one work-item may run in a kernel, all
             its loops together (sequential loops add, nested ones multiply; the lanes of a
-            SIMD group share one count, so each loop counts with its longest lane), or None
-            for no limit (real GPUs, CPU). Past it the device silently ends the work-item:
+            SIMD group share one count, so each loop counts with its longest lane, and each
+            execution of a loop also counts the test that leaves it), or None for no limit
+            (real GPUs, CPU). Past it the device silently ends the work-item:
             lavapipe/llvmpipe stops at 65535 (Mesa's ``LP_MAX_TGSI_LOOP_ITERATIONS``).
             Kernel families and the kernel stage keep every kernel under it or refuse with
             a ``CapabilityError`` (:func:`accy.families.loop_budget`).

@@ -4,7 +4,8 @@ Some devices end a work-item silently after a fixed number of loop iterations
 (:attr:`accy.backend.Capabilities.max_loop_iterations`; lavapipe: 65535, counted over all
 loops of the kernel together, each loop with its longest lane). A family variant therefore
 sizes every per-work-item loop on the host: it asks :func:`loop_budget` for the limit, keeps
-its fixed loops (zeroing a 256-counter row, binary-search steps) plus its data loop under it
+its fixed loops (zeroing a 256-counter row, binary-search steps) plus its data loop plus one
+count per loop it runs (the test that leaves a loop counts on lavapipe) under it
 — by clamping tile lengths (:func:`clamp_tile`) or by splitting a long loop into several
 launches that continue where the previous one stopped (:func:`loop_passes`) — and refuses
 with a :class:`~accy.errors.CapabilityError` where neither is possible (:func:`require`).
@@ -57,9 +58,11 @@ def require(trips: int, backend: Any, what: str, fix: str = "") -> None:
         feature="max_loop_iterations", backend=name, alternative=fix)
 
 
-def clamp_tile(chunk: int, backend: Any, fixed: int = 0, what: str = "kernel") -> int:
+def clamp_tile(chunk: int, backend: Any, fixed: int = 0, what: str = "kernel",
+               loops: int = 1) -> int:
     """Return ``chunk`` (elements one work-item walks), lowered so that ``fixed + chunk``
-    loop iterations fit the backend's budget (unchanged without a limit).
+    loop iterations plus ``loops`` (the loops a work-item runs, one count each) fit the
+    backend's budget (unchanged without a limit).
 
     Raises:
         CapabilityError: ``fixed`` alone leaves no room for one element.
@@ -67,23 +70,24 @@ def clamp_tile(chunk: int, backend: Any, fixed: int = 0, what: str = "kernel") -
     budget = loop_budget(backend)
     if budget is None:
         return chunk
-    if fixed + 1 > budget:
-        require(fixed + 1, backend, what)
-    return max(1, min(chunk, budget - fixed))
+    if fixed + loops + 1 > budget:
+        require(fixed + loops + 1, backend, what)
+    return max(1, min(chunk, budget - fixed - loops))
 
 
-def loop_passes(trips: int, backend: Any, fixed: int = 0,
-                what: str = "kernel") -> tuple[int, int]:
+def loop_passes(trips: int, backend: Any, fixed: int = 0, what: str = "kernel",
+                loops: int = 1) -> tuple[int, int]:
     """Return ``(passes, per_pass)``: a data loop of up to ``trips`` iterations split into
-    launches of at most ``per_pass`` iterations each (plus ``fixed`` other iterations per
-    launch) under the backend's budget; ``(1, trips)`` without a limit or when it fits.
+    launches of at most ``per_pass`` iterations each (plus ``fixed`` other iterations and
+    ``loops`` loop exits per launch) under the backend's budget; ``(1, trips)`` without a
+    limit or when it fits.
 
     Raises:
         CapabilityError: ``fixed`` alone leaves no room for one iteration per launch.
     """
     trips = max(0, int(trips))
     budget = loop_budget(backend)
-    if budget is None or fixed + trips <= budget:
+    if budget is None or fixed + loops + trips <= budget:
         return 1, max(trips, 1)
-    per_pass = clamp_tile(trips, backend, fixed, what)
+    per_pass = clamp_tile(trips, backend, fixed, what, loops)
     return -(-trips // per_pass), per_pass

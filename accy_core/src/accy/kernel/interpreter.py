@@ -15,8 +15,10 @@ Semantics pinned here and matched by the LLVM code generator:
 - Out-of-bounds loads/stores raise ``IndexError`` (on a device they are undefined).
 - With ``max_loop_iterations`` (a device that ends work-items after that many loop
   iterations, lavapipe), a launch whose loops run longer raises ``CapabilityError`` where the
-  device would silently stop: every loop iteration counts, of all loops of the kernel
-  together, each with its longest lane (all lanes run in lockstep, as a SIMD group does).
+  device would silently stop. Counted as lavapipe does (measured): every iteration of every
+  loop of the kernel, each loop with its longest lane (all lanes run in lockstep, as a SIMD
+  group does), plus one per loop execution for the test that leaves it; the device allows
+  ``max_loop_iterations + 1`` counts (one loop of exactly the limit still completes).
 """
 
 from __future__ import annotations
@@ -295,6 +297,8 @@ def _stmt(st: _State, s: ir.Stmt, mask: np.ndarray) -> None:
             _set(st, var, _eval(st, start, mask), mask)
             hi, inc = _eval(st, stop, mask), _eval(st, step, mask)
             active = mask & (st.env[var] < hi)
+            if mask.any():
+                _count_iteration(st)  # the test that leaves the loop
             while active.any():
                 _count_iteration(st)
                 _block(st, body, active)
@@ -310,7 +314,7 @@ def _stmt(st: _State, s: ir.Stmt, mask: np.ndarray) -> None:
 
 def _count_iteration(st: _State) -> None:
     st.loop_count += 1
-    if st.loop_budget is not None and st.loop_count > st.loop_budget:
+    if st.loop_budget is not None and st.loop_count > st.loop_budget + 1:
         raise CapabilityError(
             f"kernel {st.kernel.name!r}: its work-items run more than {st.loop_budget} loop "
             "iterations (all loops together), where a device with max_loop_iterations="

@@ -3,7 +3,8 @@
 Some devices end a work-item silently after ``max_loop_iterations`` loop iterations of a
 kernel, all loops together (:attr:`accy.backend.Capabilities.max_loop_iterations`; lavapipe:
 65535). :func:`loop_trips` bounds what one work-item of a kernel runs: sequential loops add,
-nested loops multiply, both branches of an ``if`` count (the larger). A loop bound it can
+nested loops multiply, both branches of an ``if`` count (the larger), and each execution of
+a loop counts one more for the test that leaves it (as lavapipe counts). A loop bound it can
 read statically is a constant, or a start that is a ``ThreadId`` or a variable bound to one
 (never negative, so the trip count is at most ``ceil(stop / step)``); anything else
 (scalars, loads) makes the bound unknown.
@@ -41,7 +42,7 @@ def _block(stmts: tuple[ir.Stmt, ...], ids: set[str]) -> int | None:
             own, inner = _trips(s, ids), _block(s.body, set(ids))
             if own is None or inner is None:
                 return None
-            total += own * (1 + inner)
+            total += 1 + own * (1 + inner)
         elif isinstance(s, ir.If):
             then, orelse = _block(s.then, set(ids)), _block(s.orelse, set(ids))
             if then is None or orelse is None:
