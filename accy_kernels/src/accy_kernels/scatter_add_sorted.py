@@ -41,7 +41,8 @@ def lower_bound(kb: KernelBuilder, keys: E, count: E, steps: E, value: E, name: 
     hi = kb.let(f"{name}_hi", count)
     with kb.for_(f"{name}_step", 0, steps):
         active = lo < hi
-        mid = kb.let(f"{name}_mid", where(active, (lo + hi) / 2, kb.const(0, "i32")))
+        # lo + (hi - lo) / 2, not (lo + hi) / 2: that wraps for counts above 2**30
+        mid = kb.let(f"{name}_mid", where(active, lo + (hi - lo) / 2, kb.const(0, "i32")))
         less = kb.let(f"{name}_less", keys[mid] < value)
         kb.assign(lo, where(active & less, mid + 1, lo))
         kb.assign(hi, where(active & ~less, mid, hi))

@@ -46,7 +46,7 @@ import numpy as np
 from accy.families import Candidate, Plan, clamp_tile, host_like, loop_budget, tile_geometry
 from accy.kernel import E, KernelBuilder, where
 
-from accy_kernels._common import ceil_div
+from accy_kernels._common import MAX_ELEMS, ceil_div
 from accy_kernels.scan_reduce_then_scan import add_scan
 
 __all__ = ["histogram_kernel", "order_key", "run", "scatter_kernel"]
@@ -211,6 +211,8 @@ def choose_chunk(n: int, candidate: Candidate, backend=None, bits: int = RADIX_B
     the two ``2**bits``-counter loops of the histogram and scatter kernels."""
     chunk = candidate.items_per_thread if candidate.items_per_thread > 1 \
         else max(4096, ceil_div(n, 256))
+    # the tiles x 2**bits counters (and their i32 row offsets) must stay below 2**31
+    chunk = max(chunk, ceil_div(n, MAX_ELEMS >> bits))
     if backend is None:
         return chunk
     return clamp_tile(chunk, backend, 2 << bits, "sort.radix tile", loops=3)

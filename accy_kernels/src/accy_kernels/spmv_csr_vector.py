@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.errors import InputError
+from accy.errors import InputError, UnsupportedError
 from accy.families import Candidate, Plan, loop_passes
 from accy.kernel import KernelBuilder, where
 
@@ -59,6 +59,9 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     if w & (w - 1):
         raise InputError(f"spmv.csr_vector: workgroup_size must be a power of two, got {w}")
     indptr, indices, data = csr_arrays(A, x.dtype)
+    if indices.size > MAX_ELEMS - w:  # a lane's ``j + w`` past the last entry must not wrap
+        raise UnsupportedError(f"spmv.csr_vector: {indices.size} entries are within {w} of "
+                               f"2**31 - 1 (32-bit indices); use csr_scalar", feature="size")
     n_rows = A.shape[0]
     plan = Plan("spmv.csr_vector")
     y = plan.output(dtype, n_rows)

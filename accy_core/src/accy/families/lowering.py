@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import CapabilityError, InternalError, UnsupportedError
-from accy.families.runner import Slot
+from accy.families.runner import Slot, check_launch
 from accy.ir import Operation
 from accy.ir.ops.library import FAMILY_OF, index_operand
 from accy.ir.ops.registry import get_op_def
@@ -85,6 +85,7 @@ class LibraryPlan:
         return Slot(self.scratch[k], dtype, size)
 
     def launch(self, kernel: Any, groups: int, slots: list[Slot], scalars=()) -> None:
+        check_launch(self.name, kernel, groups, scalars)
         self.launches.append((kernel, int(groups), tuple(s.index for s in slots),
                               tuple((d, v) for d, v in scalars)))
 

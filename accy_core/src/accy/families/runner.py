@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Plan", "Slot", "backend_object", "host_like", "tile_geometry"]
+__all__ = ["MAX_WORK_ITEMS", "Plan", "Slot", "backend_object", "check_launch", "host_like",
+           "tile_geometry"]
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
           "u32": np.uint32, "bool": np.bool_}
@@ -117,7 +118,12 @@ class Plan:
 
     def launch(self, kernel: Any, groups: int, slots: list[Slot],
                scalars: list[tuple[str, Any]] = ()) -> None:  # type: ignore[assignment]
-        """Append a launch of ``kernel`` over ``groups`` work-groups binding ``slots``."""
+        """Append a launch of ``kernel`` over ``groups`` work-groups binding ``slots``.
+
+        Raises:
+            UnsupportedError: the launch cannot be indexed (see :func:`check_launch`).
+        """
+        check_launch(self.name, kernel, groups, scalars)
         self._launches.append((kernel, int(groups), tuple(s.index for s in slots),
                                tuple(scalars)))
 
@@ -161,6 +167,35 @@ class Plan:
             return exe(*[a for _, a in self._params])
         finally:
             exe.close()
+
+
+#: work-item ids are i32: a launch may hold at most 2**31 work-items (ids 0 .. 2**31 - 1)
+MAX_WORK_ITEMS = 1 << 31
+_INT_RANGE = {"i32": (-(1 << 31), 1 << 31), "u32": (0, 1 << 32), "i64": (-(1 << 63), 1 << 63)}
+
+
+def check_launch(plan: str, kernel: Any, groups: int, scalars: Any) -> None:
+    """Refuse a launch the kernels cannot index: more than :data:`MAX_WORK_ITEMS`
+    work-items (their i32 ids would wrap negative and pass ``id < n`` guards), or an
+    integer scalar outside its dtype (a size past 2**31 - 1 would wrap).
+
+    Raises:
+        UnsupportedError: names the plan, the kernel and the value (``feature="size"``).
+    """
+    from accy.errors import UnsupportedError
+
+    items = int(groups) * int(kernel.workgroup_size)
+    if items > MAX_WORK_ITEMS:
+        raise UnsupportedError(
+            f"{plan}: kernel {kernel.name!r} would launch {items} work-items, more than the "
+            f"{MAX_WORK_ITEMS} that 32-bit work-item ids index; split the input",
+            feature="size")
+    for dtype, value in scalars:
+        bounds = _INT_RANGE.get(dtype)
+        if bounds is not None and not bounds[0] <= int(value) < bounds[1]:
+            raise UnsupportedError(
+                f"{plan}: kernel {kernel.name!r} scalar {value} does not fit {dtype} "
+                f"(32-bit sizes and indices); split the input", feature="size")
 
 
 def _load(backend: Any, kernel: Any) -> object:
