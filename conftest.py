@@ -1,4 +1,5 @@
-"""Test-run set-up for every test folder: the test plugins under ``tests/plugins/``.
+"""Test-run set-up for every test folder: the test plugins under ``tests/plugins/``, and a
+temporary cache instead of the user's.
 
 The test plugins (a deliberately broken plugin, an example kernel family) are not installed
 into the development ``.venv`` (``scripts/setup.sh`` leaves them out, so a user's
@@ -8,6 +9,13 @@ generated ``.dist-info`` (``METADATA`` and ``entry_points.txt``, from the plugin
 ``pyproject.toml``) in a temporary folder lets ``importlib.metadata`` find its ``accy``
 entry points. ``PYTHONPATH`` gets the same folders, so the ``accy`` subprocesses that the
 command-line tests start see the plugins too. Everything is undone when the run ends.
+
+Before any test module is imported, ``ACCY_CACHE_DIR`` points at a fresh private directory
+(removed when the run ends) and ``ACCY_TUNING_CACHE`` is unset, so the artifact, tuning and
+Vulkan pipeline caches of the run, and of every ``accy`` subprocess a test starts, live there
+and never in the user's cache. Tests of caching set their own directory with
+``monkeypatch.setenv``. ``ACCY_TEST_CACHE_DIR=/some/dir`` reuses (and keeps) a directory
+instead, e.g. to keep compiled artifacts between local runs.
 """
 
 from __future__ import annotations
@@ -56,11 +64,48 @@ def register_test_plugins() -> list[str]:
     return paths
 
 
+_CACHE_VARIABLES = ("ACCY_CACHE_DIR", "ACCY_TUNING_CACHE")
+
+
+def use_private_cache() -> str:
+    """Point this process's (and its children's) accy caches at a private directory for the
+    run; return it (idempotent)."""
+    if "cache" in _STATE:
+        return _STATE["cache"]  # type: ignore[return-value]
+    _STATE["cache_env"] = {name: os.environ.get(name) for name in _CACHE_VARIABLES}
+    keep = os.environ.get("ACCY_TEST_CACHE_DIR", "").strip()
+    if keep:
+        os.makedirs(keep, mode=0o700, exist_ok=True)
+        path = keep
+    else:
+        path = tempfile.mkdtemp(prefix="accy-test-cache-")  # mode 0700
+        _STATE["cache_tmp"] = path
+    os.environ["ACCY_CACHE_DIR"] = path
+    os.environ.pop("ACCY_TUNING_CACHE", None)
+    _STATE["cache"] = path
+    return path
+
+
+def _restore_cache() -> None:
+    if _STATE.pop("cache", None) is None:
+        return
+    for name, value in _STATE.pop("cache_env").items():  # type: ignore[union-attr]
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    tmp = _STATE.pop("cache_tmp", None)
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)  # type: ignore[arg-type]
+
+
 def pytest_configure(config) -> None:  # noqa: ARG001  (pytest hook signature)
     register_test_plugins()
+    use_private_cache()
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ARG001
+    _restore_cache()
     paths = _STATE.pop("paths", None)
     if paths is None:
         return

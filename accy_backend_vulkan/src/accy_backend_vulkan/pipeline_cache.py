@@ -1,23 +1,25 @@
 """The Vulkan pipeline cache, persisted next to the compile cache.
 
 File: ``accy.config.cache_dir()/vulkan-pipelines/<device fingerprint>.bin``, written
-atomically (temporary file + ``os.replace``). A blob is only handed to the driver when its
-header (Vulkan 1.3 spec, 10.7.4 "Pipeline Cache Header": ``headerSize`` >= 32,
-``headerVersion`` = ``VK_PIPELINE_CACHE_HEADER_VERSION_ONE``, ``vendorID``, ``deviceID``,
-``pipelineCacheUUID``) matches this device; a truncated, corrupt or foreign blob is ignored
-(and overwritten at the next save), never trusted. Disabled with ``ACCY_DISABLE_DISK_CACHE``.
+atomically (temporary file + ``os.replace``; files 0600, directories 0700). A blob is only
+handed to the driver when its header (Vulkan 1.3 spec, 10.7.4 "Pipeline Cache Header":
+``headerSize`` >= 32, ``headerVersion`` = ``VK_PIPELINE_CACHE_HEADER_VERSION_ONE``,
+``vendorID``, ``deviceID``, ``pipelineCacheUUID``) matches this device; an empty, truncated,
+corrupt or foreign blob is ignored with one :class:`~accy.errors.CacheWarning` naming the
+file (and overwritten at the next save), never trusted. A directory owned by another user or
+writable by group or others is not used (see :mod:`accy.runtime.cache_files`). Disabled
+with ``ACCY_DISABLE_DISK_CACHE``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from accy import config
+from accy.runtime import cache_files
 
 __all__ = ["DeviceIdentity", "cache_path", "load_blob", "save_blob", "valid_header"]
 
@@ -58,37 +60,49 @@ def cache_path(device: DeviceIdentity) -> Path | None:
     """Return the cache file of ``device`` (``None`` when the disk cache is disabled)."""
     if config.disk_cache_disabled():
         return None
-    return config.cache_dir() / "vulkan-pipelines" / f"{device.fingerprint()}.bin"
+    return config.pipeline_cache_dir() / f"{device.fingerprint()}.bin"
+
+
+def _trusted(path: Path) -> bool:
+    return cache_files.check_directory(path.parent, config.cache_dir(), "Vulkan pipeline cache")
 
 
 def load_blob(device: DeviceIdentity) -> bytes | None:
-    """Return the stored blob for ``device`` if it exists and its header matches."""
+    """Return the stored blob for ``device`` if it exists, may be trusted and its header
+    matches (otherwise ``None``, with one ``CacheWarning`` for a file that is unusable)."""
     path = cache_path(device)
-    if path is None:
+    if path is None or not _trusted(path):
         return None
+    st = None
     try:
-        blob = path.read_bytes()
-    except OSError:
+        blob, st = cache_files.read_cache_file(path)
+    except FileNotFoundError:
         return None
-    return blob if valid_header(blob, device) else None
+    except cache_files.UnsafeCacheFile as e:
+        why = e.reason
+    except OSError as e:
+        why = f"cannot be read ({e.strerror or e})"
+    else:
+        if valid_header(blob, device):
+            return blob
+        why = ("is empty" if not blob else
+               "has no valid pipeline cache header for this device (truncated or corrupt)")
+    cache_files.warn_once(path, "corrupt", f"Vulkan pipeline cache {str(path)!r} {why}; it is "
+                          "ignored and rebuilt", cache_files.file_token(st))
+    return None
 
 
 def save_blob(device: DeviceIdentity, blob: bytes) -> Path | None:
     """Write ``blob`` atomically; returns the path, or ``None`` (disabled, invalid, or the
-    directory is not writable: a cache is an optimisation, never an error)."""
+    directory is not writable or not trusted: a cache is an optimisation, never an error)."""
     path = cache_path(device)
     if path is None or not valid_header(blob, device):
         return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        cache_files.ensure_directory(path.parent)
+        if not _trusted(path):
+            return None
+        cache_files.write_cache_file(path, blob)
     except OSError:
         return None
     return path

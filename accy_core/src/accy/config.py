@@ -9,8 +9,11 @@ variable, what was expected and what was found.
 variable                          type      meaning (default)
 ================================  ========  ==============================================
 ``ACCY_NUM_THREADS``              int ≥ 1   CPU worker threads (``os.cpu_count()``)
-``ACCY_CACHE_DIR``                path      artifact and tuning caches
+``ACCY_CACHE_DIR``                path      artifact, tuning and pipeline caches
                                             (``platformdirs.user_cache_dir("accy")``)
+``ACCY_CACHE_MAX_BYTES``          size      artifact cache cap; least recently used
+                                            entries are evicted beyond it; ``0`` = no cap
+                                            (1 GiB; suffixes K, M, G = powers of 1024)
 ``ACCY_DISABLE_DISK_CACHE``       bool      never read or write the disk cache (false)
 ``ACCY_DISABLE_PLUGIN_AUTOLOAD``  bool      load only accy's built-in plugin (false)
 ``ACCY_VULKAN_DEVICE``            int|str   Vulkan device index or name substring
@@ -36,13 +39,17 @@ from pathlib import Path
 from accy.errors import InputError
 
 __all__ = [
+    "DEFAULT_CACHE_MAX_BYTES",
     "VARIABLES",
     "Variable",
+    "artifact_cache_dir",
     "cache_dir",
+    "cache_max_bytes",
     "codegen_in_process",
     "cuda_device",
     "disk_cache_disabled",
     "num_threads",
+    "pipeline_cache_dir",
     "plugin_autoload_disabled",
     "tuning_cache_path",
     "vulkan_device",
@@ -66,7 +73,9 @@ class Variable:
 
 VARIABLES: tuple[Variable, ...] = (
     Variable("ACCY_NUM_THREADS", "int", "os.cpu_count()", "CPU backend worker threads"),
-    Variable("ACCY_CACHE_DIR", "path", 'user_cache_dir("accy")', "artifact and tuning caches"),
+    Variable("ACCY_CACHE_DIR", "path", 'user_cache_dir("accy")',
+             "artifact, tuning and pipeline caches"),
+    Variable("ACCY_CACHE_MAX_BYTES", "size", "1G", "artifact cache cap (LRU eviction; 0 = none)"),
     Variable("ACCY_DISABLE_DISK_CACHE", "bool", "false", "never use the disk cache"),
     Variable("ACCY_DISABLE_PLUGIN_AUTOLOAD", "bool", "false", "load only built-in plugins"),
     Variable(
@@ -138,6 +147,43 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("accy"))
+
+
+DEFAULT_CACHE_MAX_BYTES = 1 << 30
+_SIZE_SUFFIXES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def cache_max_bytes() -> int:
+    """Return ``ACCY_CACHE_MAX_BYTES``: the artifact cache's size cap in bytes (default 1 GiB).
+
+    Accepts a byte count with an optional binary suffix (``512M``, ``2G``, ``64KiB``); ``0``
+    means no cap.
+
+    Raises:
+        InputError: the value is not a non-negative size.
+    """
+    value = _raw("ACCY_CACHE_MAX_BYTES")
+    if value is None:
+        return DEFAULT_CACHE_MAX_BYTES
+    text = value.upper().removesuffix("IB").removesuffix("B")
+    digits = text.rstrip("KMGT")
+    suffix = text[len(digits):]
+    if not digits.isdigit() or suffix not in _SIZE_SUFFIXES:
+        raise InputError(
+            f"environment variable ACCY_CACHE_MAX_BYTES: expected a size in bytes >= 0 "
+            f"(e.g. 1073741824, 512M, 2G), got {value!r}"
+        )
+    return int(digits) * _SIZE_SUFFIXES[suffix]
+
+
+def artifact_cache_dir() -> Path:
+    """Return the artifact cache directory, ``cache_dir()/artifacts``."""
+    return cache_dir() / "artifacts"
+
+
+def pipeline_cache_dir() -> Path:
+    """Return the Vulkan pipeline cache directory, ``cache_dir()/vulkan-pipelines``."""
+    return cache_dir() / "vulkan-pipelines"
 
 
 def tuning_cache_path() -> Path:

@@ -31,6 +31,8 @@ __all__ = [
     "TuningCacheError",
     "InputError",
     "InternalError",
+    "AccyWarning",
+    "CacheWarning",
     "known_names",
 ]
 
@@ -189,3 +191,25 @@ class InputError(AccyError, ValueError):
 
 class InternalError(AccyError, RuntimeError):
     """An accy invariant failed; this is a bug, please report it."""
+
+
+class AccyWarning(Warning):
+    """Root of every warning accy issues on purpose (filter them with this category)."""
+
+
+class CacheWarning(AccyWarning, RuntimeWarning):
+    """An on-disk cache file or directory was not used: unreadable, corrupt, of another
+    version, or refused as unsafe (owned by another user, writable by group or others).
+
+    Accy then carries on without it (rebuilding the entry, or compiling without the disk
+    cache); the warning names the file or directory and why.
+
+    Attributes:
+        path: the file or directory concerned.
+        reason: a short tag (``corrupt``, ``version``, ``unsafe``, ``unwritable``, ...).
+    """
+
+    def __init__(self, message: str, path: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason

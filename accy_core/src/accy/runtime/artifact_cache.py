@@ -9,10 +9,16 @@ Entry file format (one file per key, ``<sha256(key)>.acart``)::
     payload         the artifact bytes (payload_len)
     sha256          32 bytes over everything before it
 
-Writes go to a temporary file in the same directory and are published with ``os.replace``
-(atomic on POSIX and Windows), so readers see a whole entry or none. An entry that is
-truncated, corrupt, of another version or for another key is deleted and counted as a miss
-(``corrupt`` counts those) — never trusted.
+Writes go to a temporary file (mode 0600) in the same directory (mode 0700) and are published
+with ``os.replace`` (atomic on POSIX and Windows), so readers see a whole entry or none. An
+entry that is truncated, corrupt, of another version or for another key or size is deleted
+and counted as a miss (``corrupt`` counts those) with one :class:`~accy.errors.CacheWarning`
+naming the file — never trusted. A directory owned by another user or writable by group or
+others is not used at all (see :mod:`accy.runtime.cache_files`).
+
+Size cap: after each store, least recently used entries (a hit refreshes an entry's
+modification time) are deleted until the directory holds at most ``max_bytes``
+(``ACCY_CACHE_MAX_BYTES``, default 1 GiB; 0 = no cap).
 """
 
 from __future__ import annotations
@@ -22,18 +28,36 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
+import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
+from accy.errors import CacheWarning
+from accy.runtime import cache_files
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "ArtifactCache", "default_cache_directory"]
+__all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "ArtifactCache", "CacheUsage",
+           "default_cache_directory"]
 
 MAGIC = b"ACCYART\0"
 FORMAT_VERSION = 1
+ENTRY_SUFFIX = ".acart"
 _DIGEST = 32
+_STALE_TEMPORARY_S = 3600.0
+
+
+@dataclass(frozen=True)
+class CacheUsage:
+    """What a cache directory holds: ``entries`` files of ``bytes`` bytes in total."""
+
+    entries: int
+    bytes: int
+
+
+class _Corrupt(Exception):
+    """Why an entry was not trusted (internal)."""
 
 
 def default_cache_directory() -> Path | None:
@@ -46,23 +70,33 @@ def default_cache_directory() -> Path | None:
 
     if config.disk_cache_disabled():
         return None
-    return Path(config.cache_dir()) / "artifacts"
+    return config.artifact_cache_dir()
 
 
 class ArtifactCache:
     """A directory of artifacts keyed by strings (e.g. kernel + target fingerprints).
 
     Args:
-        directory: where entries live (created on first store); ``None`` = the default from
-            :func:`default_cache_directory` (which may disable the cache).
+        directory: where entries live (created 0700 on first store); ``None`` = the default
+            from :func:`default_cache_directory` (which may disable the cache).
+        max_bytes: size cap in bytes (0 = none); ``None`` = ``ACCY_CACHE_MAX_BYTES``.
 
     Attributes:
         hits, misses, corrupt: counters since construction (``corrupt`` entries also count
             as misses).
     """
 
-    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
-        self.directory = Path(directory) if directory is not None else default_cache_directory()
+    def __init__(self, directory: str | os.PathLike[str] | None = None,
+                 max_bytes: int | None = None) -> None:
+        from accy import config
+
+        if directory is None:
+            self.directory = default_cache_directory()
+            self._root = config.cache_dir() if self.directory is not None else None
+        else:
+            self.directory = Path(directory)
+            self._root = self.directory
+        self.max_bytes = config.cache_max_bytes() if max_bytes is None else max_bytes
         self.hits = 0
         self.misses = 0
         self.corrupt = 0
@@ -72,6 +106,12 @@ class ArtifactCache:
         """Whether the cache reads and writes files."""
         return self.directory is not None
 
+    def trusted(self) -> bool:
+        """Whether the directory may be used (one ``CacheWarning`` when it may not)."""
+        if self.directory is None:
+            return False
+        return cache_files.check_directory(self.directory, self._root, "artifact cache")
+
     def path_for(self, key: str) -> Path:
         """Return the entry file for ``key``.
 
@@ -80,49 +120,127 @@ class ArtifactCache:
         """
         if self.directory is None:
             raise RuntimeError("artifact cache is disabled (ACCY_DISABLE_DISK_CACHE)")
-        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".acart")
+        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ENTRY_SUFFIX)
 
     def load(self, key: str) -> Any | None:
-        """Return the artifact stored under ``key``, or ``None`` (miss, disabled, corrupt)."""
-        if self.directory is None:
+        """Return the artifact stored under ``key``, or ``None`` (miss, disabled, refused
+        directory, or an untrusted entry: that one is deleted with a ``CacheWarning``)."""
+        if self.directory is None or not self.trusted():
             self.misses += 1
             return None
         path = self.path_for(key)
+        st = None
         try:
-            blob = path.read_bytes()
-        except OSError:
+            blob, st = cache_files.read_cache_file(path)
+            artifact = self._decode(blob, key)
+        except FileNotFoundError:
             self.misses += 1
             return None
-        artifact = self._decode(blob, key)
-        if artifact is None:
-            self.corrupt += 1
-            self.misses += 1
-            with contextlib.suppress(OSError):
-                path.unlink()
+        except cache_files.UnsafeCacheFile as e:
+            self._drop(path, e.reason, st)
+            return None
+        except OSError as e:
+            self._drop(path, f"cannot be read ({e.strerror or e})", st)
+            return None
+        except _Corrupt as e:
+            self._drop(path, str(e), st)
             return None
         self.hits += 1
+        with contextlib.suppress(OSError):  # least recently used = oldest modification time
+            os.utime(path)
         return artifact
 
+    def _drop(self, path: Path, why: str, st: os.stat_result | None) -> None:
+        self.corrupt += 1
+        self.misses += 1
+        cache_files.warn_once(path, "corrupt", f"artifact cache entry {str(path)!r} {why}; "
+                              "it is deleted and rebuilt", cache_files.file_token(st))
+        with contextlib.suppress(OSError):
+            path.unlink()
+
     def store(self, key: str, artifact: Any) -> None:
-        """Write ``artifact`` under ``key`` atomically (no-op when disabled).
+        """Write ``artifact`` under ``key`` atomically, then enforce the size cap (no-op when
+        disabled, refused, or the artifact alone exceeds the cap).
 
         A directory that cannot be written (read-only, a file, disk full) gives a
-        ``RuntimeWarning`` instead of an error: the cache is an optimisation.
+        ``CacheWarning`` (a ``RuntimeWarning``) instead of an error: the cache is an
+        optimisation.
         """
         if self.directory is None:
             return
         try:
-            self._write(key, artifact)
+            blob = self._encode(key, artifact)
+            if self.max_bytes and len(blob) > self.max_bytes:
+                return
+            cache_files.ensure_directory(self.directory)
+            if not self.trusted():
+                return
+            cache_files.write_cache_file(self.path_for(key), blob)
         except OSError as e:  # read-only or misconfigured cache: compiling still works
-            warnings.warn(
+            warnings.warn(CacheWarning(
                 f"artifact cache {str(self.directory)!r} is not writable ({e}); the artifact "
                 "is not cached on disk; point ACCY_CACHE_DIR at a writable directory",
-                RuntimeWarning, stacklevel=2,
-            )
+                path=str(self.directory), reason="unwritable"), stacklevel=2)
+            return
+        if self.max_bytes:
+            self.evict(self.max_bytes)
 
-    def _write(self, key: str, artifact: Any) -> None:
-        assert self.directory is not None
-        self.directory.mkdir(parents=True, exist_ok=True)
+    def _entries(self) -> list[tuple[Path, os.stat_result]]:
+        if self.directory is None:
+            return []
+        out = []
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return []
+        now = time.time()
+        for name in names:
+            path = self.directory / name
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if name.endswith(ENTRY_SUFFIX):
+                out.append((path, st))
+            elif name.startswith(".tmp-") and now - st.st_mtime > _STALE_TEMPORARY_S:
+                with contextlib.suppress(OSError):  # left by a writer that was killed
+                    path.unlink()
+        return out
+
+    def usage(self) -> CacheUsage:
+        """Entries and bytes the directory holds now (0, 0 when absent or disabled)."""
+        entries = self._entries()
+        return CacheUsage(len(entries), sum(st.st_size for _, st in entries))
+
+    def evict(self, max_bytes: int) -> int:
+        """Delete least recently used entries until at most ``max_bytes`` remain; return how
+        many were deleted."""
+        entries = sorted(self._entries(), key=lambda e: e[1].st_mtime_ns)
+        total = sum(st.st_size for _, st in entries)
+        removed = 0
+        for path, st in entries:
+            if total <= max_bytes:
+                break
+            with contextlib.suppress(FileNotFoundError):  # another process evicted it
+                path.unlink()
+            total -= st.st_size
+            removed += 1
+        return removed
+
+    def clear(self) -> CacheUsage:
+        """Delete every entry (and stray temporary file); return what was deleted."""
+        deleted = self.usage()
+        if self.directory is not None:
+            for path in self.directory.glob(f"*{ENTRY_SUFFIX}"):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            for path in self.directory.glob(".tmp-*"):
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+        return deleted
+
+    @staticmethod
+    def _encode(key: str, artifact: Any) -> bytes:
         header = json.dumps(
             {
                 "key": key,
@@ -136,40 +254,38 @@ class ArtifactCache:
             sort_keys=True,
         ).encode()
         body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(header)) + header + artifact.data
-        blob = body + hashlib.sha256(body).digest()
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, self.path_for(key))
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        return body + hashlib.sha256(body).digest()
 
     @staticmethod
-    def _decode(blob: bytes, key: str) -> Any | None:
+    def _decode(blob: bytes, key: str) -> Any:
+        """The artifact in ``blob``; raises ``_Corrupt`` saying why it is not trusted."""
         fixed = len(MAGIC) + 8
-        if len(blob) < fixed + _DIGEST or not blob.startswith(MAGIC):
-            return None
+        if len(blob) < fixed + _DIGEST:
+            raise _Corrupt(f"is truncated ({len(blob)} bytes)")
+        if not blob.startswith(MAGIC):
+            raise _Corrupt("is not an accy artifact (bad magic)")
         body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
         if hashlib.sha256(body).digest() != digest:
-            return None
+            raise _Corrupt("has a bad checksum (corrupt or truncated)")
         version, header_len = struct.unpack_from("<II", blob, len(MAGIC))
-        if version != FORMAT_VERSION or fixed + header_len > len(body):
-            return None
+        if version != FORMAT_VERSION:
+            raise _Corrupt(f"has format version {version}, this accy reads {FORMAT_VERSION}")
+        if fixed + header_len > len(body):
+            raise _Corrupt("has a header longer than the file")
         try:
             header = json.loads(body[fixed : fixed + header_len])
-        except ValueError:
-            return None
-        payload = body[fixed + header_len :]
-        if header.get("key") != key or header.get("payload_len") != len(payload):
-            return None
-        return Artifact(
-            backend=header["backend"],
-            kernel_name=header["kernel_name"],
-            format=header["format"],
-            data=bytes(payload),
-            entry=header["entry"],
-            metadata=header["metadata"],
-        )
+            payload = body[fixed + header_len :]
+            if header.get("key") != key:
+                raise _Corrupt("is stored for another key")
+            if header.get("payload_len") != len(payload):
+                raise _Corrupt("has a payload of the wrong size")
+            return Artifact(
+                backend=header["backend"],
+                kernel_name=header["kernel_name"],
+                format=header["format"],
+                data=bytes(payload),
+                entry=header["entry"],
+                metadata=header["metadata"],
+            )
+        except (ValueError, TypeError, KeyError, AttributeError) as e:
+            raise _Corrupt(f"has a malformed header ({type(e).__name__})") from e

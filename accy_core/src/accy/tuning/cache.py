@@ -5,9 +5,12 @@ overrides it) holding ``{"format": "accy-tuning-cache", "version": 1, "entries":
 Each entry records the chosen candidate label, its median and the runner-up's (ns), the
 sample count and the kind (``launch`` for program regions, ``family`` for kernel-library
 schedules). Writes are atomic: the merged content goes to a temporary file in the same
-directory, then ``os.replace``; concurrent writers may lose each other's newest entry but
-never leave a corrupt file. A corrupt live file is ignored when compiling (no tuning) and
-reported by :meth:`TuningCache.load` with ``strict=True``.
+directory (0600 files, 0700 directories), then ``os.replace``; concurrent writers may lose
+each other's newest entry but never leave a corrupt file. An unusable live file (not UTF-8,
+empty, truncated, another format or version, a malformed entry, or in a directory another
+user could write) is ignored when compiling (no tuning) with one
+:class:`~accy.errors.CacheWarning`, rewritten by the next store, and reported by
+:meth:`TuningCache.load` with ``strict=True``.
 
 :func:`launch_resolver` builds the callable the kernel stage consults (explicit choices
 first, then the cache, else the default).
@@ -17,13 +20,20 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from accy.errors import InputError, TuningCacheError
+from accy.runtime.cache_files import (
+    UnsafeCacheFile,
+    check_directory,
+    file_token,
+    read_cache_file,
+    warn_once,
+    write_cache_file,
+)
 from accy.tuning.candidates import LaunchCandidate
 
 __all__ = ["CACHE_FORMAT", "CACHE_VERSION", "TuningCache", "TuningEntry", "entry_key",
@@ -72,6 +82,32 @@ def region_shape_family(kind: str, n_out: int, n_red: int) -> str:
     return f"{kind}-out{n_out}-red{n_red}"
 
 
+def _decode_json(data: bytes, path: str) -> Any:
+    """The JSON document in ``data``; raises TuningCacheError (reason ``corrupt``) if none."""
+    if not data.strip():
+        raise TuningCacheError(f"tuning cache {path}: the file is empty", path=path,
+                               reason="corrupt")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise TuningCacheError(f"tuning cache {path}: not valid UTF-8 (byte {e.start})",
+                               path=path, reason="corrupt") from e
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        raise TuningCacheError(f"tuning cache {path}: corrupt JSON ({e})", path=path,
+                               reason="corrupt") from e
+
+
+_FIELD_TYPES = {"device": str, "kernel": str, "shape_family": str, "choice": str,
+                "median_ns": int, "runner_up_ns": int, "samples": int, "kind": str}
+
+
+def _check_fields(entry: TuningEntry) -> None:
+    for name, kind in _FIELD_TYPES.items():
+        value = getattr(entry, name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError(f"field {name!r} is {type(value).__name__}, expected {kind.__name__}")
+
+
 def _parse_entries(doc: Any, path: str) -> dict[str, TuningEntry]:
     if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT:
         raise TuningCacheError(f"tuning cache {path}: not an accy tuning cache (format "
@@ -85,6 +121,7 @@ def _parse_entries(doc: Any, path: str) -> dict[str, TuningEntry]:
     try:
         for key, raw in dict(doc.get("entries", {})).items():
             entry = TuningEntry(**raw)
+            _check_fields(entry)
             if entry.kind == "launch":
                 LaunchCandidate.parse(entry.choice)
             if key != entry.key:
@@ -106,31 +143,48 @@ class TuningCache:
             path = config.tuning_cache_path()
         self.path = Path(path)
 
+    def _trusted(self) -> bool:
+        from accy import config
+
+        return check_directory(self.path.parent, config.cache_dir(), "tuning cache")
+
     def load(self, strict: bool = False) -> dict[str, TuningEntry]:
         """All entries (key → entry); a missing file is empty.
 
+        Without ``strict``, an unusable file (unreadable, not UTF-8, empty, truncated, of
+        another format or version, a malformed entry, or in a directory owned by another
+        user or writable by group or others) counts as empty, with one
+        :class:`~accy.errors.CacheWarning` naming it per process; the next store rewrites it.
+
         Raises:
-            TuningCacheError: with ``strict``, the file is unreadable, corrupt or of another
-                version (without ``strict`` such a file counts as empty).
+            TuningCacheError: with ``strict``, such a file (``reason`` says why).
         """
+        if not self._trusted():
+            if strict:
+                raise TuningCacheError(f"tuning cache {self.path}: its directory is not "
+                                       "private to this user (see the warning)",
+                                       path=str(self.path), reason="unsafe")
+            return {}
+        st = None
         try:
-            text = self.path.read_text()
+            data, st = read_cache_file(self.path)
+            return _parse_entries(_decode_json(data, str(self.path)), str(self.path))
         except FileNotFoundError:
             return {}
+        except UnsafeCacheFile as e:
+            problem = TuningCacheError(f"tuning cache {self.path} {e.reason}",
+                                       path=str(self.path), reason="unsafe")
         except OSError as e:
-            if strict:
-                raise TuningCacheError(f"tuning cache {self.path}: {e}", path=str(self.path),
-                                       reason="unreadable") from e
-            return {}
-        try:
-            return _parse_entries(json.loads(text), str(self.path))
-        except (json.JSONDecodeError, TuningCacheError) as e:
-            if strict:
-                if isinstance(e, TuningCacheError):
-                    raise
-                raise TuningCacheError(f"tuning cache {self.path}: corrupt JSON ({e})",
-                                       path=str(self.path), reason="corrupt") from e
-            return {}
+            problem = TuningCacheError(f"tuning cache {self.path}: cannot read it "
+                                       f"({e.strerror or e})", path=str(self.path),
+                                       reason="unreadable")
+        except TuningCacheError as e:
+            problem = e
+        if strict:
+            raise problem
+        warn_once(self.path, problem.reason, f"{problem}; it is ignored (no tuning choices "
+                  "are used) until 'accy tune' rewrites it", file_token(st))
+        return {}
 
     def lookup(self, device: str, kernel: str, shape_family: str) -> TuningEntry | None:
         """The entry for one key, or None."""
@@ -145,7 +199,17 @@ class TuningCache:
         self.write_all(current)
 
     def write_all(self, entries: Mapping[str, TuningEntry]) -> None:
-        """Write exactly ``entries``: temporary file in the same directory, then rename."""
+        """Write exactly ``entries``: temporary file in the same directory, then rename.
+
+        Raises:
+            TuningCacheError: the directory is owned by another user or writable by group or
+                others (reason ``unsafe``).
+        """
+        if self.path.parent.exists() and not self._trusted():
+            raise TuningCacheError(f"tuning cache {self.path}: its directory is not private "
+                                   "to this user (see the warning); fix its owner and mode or "
+                                   "point ACCY_TUNING_CACHE elsewhere", path=str(self.path),
+                                   reason="unsafe")
         doc = {"format": CACHE_FORMAT, "version": CACHE_VERSION,
                "entries": {k: asdict(v) for k, v in sorted(entries.items())}}
         atomic_write(self.path, json.dumps(doc, indent=1, sort_keys=True).encode())
@@ -160,18 +224,9 @@ class TuningCache:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``data`` to ``path`` (mode 0600, directory 0700) through a temporary file and
+    ``os.replace``."""
+    write_cache_file(path, data, fsync=True)
 
 
 def launch_resolver(device: str, explicit: Mapping[str, Any] | None = None,

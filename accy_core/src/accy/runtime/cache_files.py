@@ -1,0 +1,237 @@
+"""Trusted file access for accy's on-disk caches (artifacts, tuning, Vulkan pipelines).
+
+The caches hold native code that accy loads and runs, so a cache is trusted only as far as
+the directory holding it, as ssh does with its keys:
+
+* directories accy creates are mode 0700, files 0600 (written through a temporary file in
+  the same directory, then ``os.replace``);
+* a cache directory (or one of its parents up to the cache root) that is owned by another
+  user or writable by group or others is refused: one :class:`~accy.errors.CacheWarning`
+  naming it, then accy works without that cache;
+* a cache file that is not a regular file owned by this user, or is writable by group or
+  others, is refused the same way (symbolic links are not followed).
+
+Every problem is reported by :func:`warn_once`: one warning per file (or directory) and
+problem per process, never an exception. On systems without POSIX ownership (Windows)
+only the file checks that make sense there apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+from accy.errors import CacheWarning
+
+__all__ = [
+    "UnsafeCacheFile",
+    "chain_problem",
+    "check_directory",
+    "current_uid",
+    "directory_problem",
+    "ensure_directory",
+    "file_token",
+    "forget_warnings",
+    "read_cache_file",
+    "warn_once",
+    "write_cache_file",
+]
+
+_WARNED: set[tuple[str, str, object]] = set()
+_WARNED_LOCK = threading.Lock()
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafeCacheFile(OSError):
+    """A cache file that must not be trusted (``reason`` says why); internal to the caches."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def current_uid() -> int | None:
+    """The effective user id whose caches these are (``None`` where there is none).
+
+    Tests monkeypatch this to pretend a directory belongs to someone else (CI runs as root).
+    """
+    getuid = getattr(os, "geteuid", None)
+    return getuid() if getuid is not None else None
+
+
+def _mode_problem(st: os.stat_result, kind: str) -> str | None:
+    uid = current_uid()
+    if uid is not None and st.st_uid != uid:
+        return f"is owned by uid {st.st_uid}, not by this user (uid {uid})"
+    if uid is not None and st.st_mode & 0o022:
+        return (f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o}; "
+                f"chmod go-w the {kind})")
+    return None
+
+
+def directory_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the existing directory ``path`` may not hold a cache, or ``None`` (fine).
+
+    A missing path or one that is not a directory gives ``None``: reading from it misses
+    and writing to it fails on its own.
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return _mode_problem(st, "directory")
+
+
+def _chain(leaf: Path, root: Path | None) -> list[Path]:
+    """``leaf`` and its parents up to ``root`` (only ``leaf`` when it is not under root)."""
+    out = [leaf]
+    if root is None or root == leaf or root not in leaf.parents:
+        return out
+    for parent in leaf.parents:
+        out.append(parent)
+        if parent == root:
+            break
+    return out
+
+
+def chain_problem(leaf: str | os.PathLike[str],
+                  root: str | os.PathLike[str] | None) -> tuple[Path, str] | None:
+    """The first of ``leaf`` and its parents up to ``root`` that may not hold a cache, with
+    why, or ``None`` (all fine). Issues no warning."""
+    for directory in _chain(Path(leaf), Path(root) if root is not None else None):
+        problem = directory_problem(directory)
+        if problem is not None:
+            return directory, problem
+    return None
+
+
+def check_directory(leaf: str | os.PathLike[str], root: str | os.PathLike[str] | None,
+                    what: str) -> bool:
+    """Return whether the cache directory ``leaf`` may be used.
+
+    Checks ``leaf`` and each parent up to ``root`` (the cache root, e.g. ``ACCY_CACHE_DIR``)
+    that exists. On a problem: one :class:`~accy.errors.CacheWarning` per process and
+    directory, and ``False``.
+
+    Args:
+        leaf: the directory holding the cache's files.
+        root: the top of accy's cache tree, or ``None``.
+        what: the cache's name for the message (``"artifact cache"``).
+    """
+    found = chain_problem(leaf, root)
+    if found is None:
+        return True
+    directory, problem = found
+    warn_once(directory, "unsafe",
+              f"{what} directory {str(directory)!r} {problem}; it is not used (working "
+              "without this cache): fix its owner and mode, or point ACCY_CACHE_DIR at a "
+              "private directory")
+    return False
+
+
+def ensure_directory(leaf: str | os.PathLike[str]) -> Path:
+    """Create ``leaf`` and any missing parents with mode 0700; return it.
+
+    Raises:
+        OSError: a level cannot be created (read-only, a file in the way).
+    """
+    path = Path(leaf)
+    missing = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # another process was faster
+            os.mkdir(directory, 0o700)
+    if not path.is_dir():
+        raise NotADirectoryError(f"{path} is not a directory")
+    return path
+
+
+def read_cache_file(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """Return the bytes and ``stat`` of the cache file ``path``, checked before reading.
+
+    Raises:
+        FileNotFoundError: there is no such file, or a file stands where a directory of its
+            path should be (an ordinary miss).
+        UnsafeCacheFile: a symbolic link, not a regular file, owned by another user or
+            writable by group or others.
+        OSError: it cannot be read.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except NotADirectoryError as e:  # a file where a cache directory should be: a miss
+        raise FileNotFoundError(str(e)) from e
+    except OSError as e:
+        if os.path.islink(path):
+            raise UnsafeCacheFile("is a symbolic link") from e
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeCacheFile("is not a regular file")
+        problem = _mode_problem(st, "file")
+        if problem is not None:
+            raise UnsafeCacheFile(problem)
+        return f.read(), st
+
+
+def write_cache_file(path: str | os.PathLike[str], data: bytes, fsync: bool = False) -> None:
+    """Write ``data`` to ``path`` (mode 0600) atomically: a temporary file in the same
+    directory (created 0700 if missing), then ``os.replace``.
+
+    Raises:
+        OSError: the directory or file cannot be written; no temporary file is left.
+    """
+    target = Path(path)
+    ensure_directory(target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), 0o600)
+            f.write(data)
+            if fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def file_token(st: os.stat_result | None) -> object:
+    """What identifies one version of a file (so a later corruption warns again)."""
+    if st is None:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def warn_once(path: str | os.PathLike[str], reason: str, message: str,
+              token: object = None) -> bool:
+    """Issue ``CacheWarning(message)`` unless this (path, reason, token) was reported already
+    in this process; return whether it was issued."""
+    key = (str(path), reason, token)
+    with _WARNED_LOCK:
+        if key in _WARNED:
+            return False
+        _WARNED.add(key)
+    warnings.warn(CacheWarning(message, path=str(path), reason=reason), stacklevel=3)
+    return True
+
+
+def forget_warnings() -> None:
+    """Forget which problems were reported (tests; a long-lived process after a fix)."""
+    with _WARNED_LOCK:
+        _WARNED.clear()
