@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from accy.backend import Geometry
 from accy.codegen import CodegenRequest, compile_llvm
-from accy.errors import CodegenError, LaunchError, UnsupportedError
+from accy.errors import CacheWarning, CodegenError, LaunchError, UnsupportedError
 from accy.kernel import KernelBuilder
 from accy.runtime.artifact_cache import ArtifactCache
 
@@ -99,10 +99,12 @@ def test_artifact_cache_round_trip_and_corruption(cpu, tmp_path):
     blob = bytearray(path.read_bytes())
     blob[len(blob) // 2] ^= 0xFF
     path.write_bytes(bytes(blob))
-    assert cache.load("k1") is None and cache.corrupt == 1 and not path.exists()
+    with pytest.warns(CacheWarning, match="bad checksum"):
+        assert cache.load("k1") is None and cache.corrupt == 1 and not path.exists()
     cache.store("k2", artifact)
     cache.path_for("k2").write_bytes(cache.path_for("k2").read_bytes()[:40])  # truncated
-    assert cache.load("k2") is None and cache.corrupt == 2
+    with pytest.warns(CacheWarning, match="is truncated"):
+        assert cache.load("k2") is None and cache.corrupt == 2
 
 
 def test_disabled_cache(monkeypatch):

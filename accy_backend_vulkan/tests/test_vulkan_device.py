@@ -5,7 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from accy.errors import BackendUnavailable
+from accy.errors import BackendUnavailable, CacheWarning
 
 pytest.importorskip("vulkan", exc_type=ImportError)
 
@@ -69,7 +69,8 @@ def test_pipeline_cache_header_is_validated(monkeypatch, tmp_path):
     assert pc.load_blob(ident) == good
     assert not list(path.parent.glob("*.tmp"))  # atomic: no temporary left
     path.write_bytes(b"corrupt")
-    assert pc.load_blob(ident) is None
+    with pytest.warns(CacheWarning, match="no valid pipeline cache header"):
+        assert pc.load_blob(ident) is None
     assert pc.save_blob(ident, b"corrupt") is None  # never store an invalid blob
 
 
@@ -93,7 +94,8 @@ def test_backend_persists_and_reloads_its_pipeline_cache(monkeypatch, tmp_path):
     assert be.pipeline_cache_loaded
     be.close()
     files[0].write_bytes(files[0].read_bytes()[:16] + b"\0" * 16)  # wrong UUID / corrupt
-    be = VulkanBackend()
+    with pytest.warns(CacheWarning, match=str(files[0].name)):
+        be = VulkanBackend()
     assert not be.pipeline_cache_loaded
     be.destroy(be.load(be.compile(K.scale())))  # still works, rebuilt
     be.close()

@@ -73,9 +73,8 @@ def load_blob(device: DeviceIdentity) -> bytes | None:
     path = cache_path(device)
     if path is None or not _trusted(path):
         return None
-    st = None
     try:
-        blob, st = cache_files.read_cache_file(path)
+        blob = cache_files.read_cache_file(path)
     except FileNotFoundError:
         return None
     except cache_files.UnsafeCacheFile as e:
@@ -88,7 +87,7 @@ def load_blob(device: DeviceIdentity) -> bytes | None:
         why = ("is empty" if not blob else
                "has no valid pipeline cache header for this device (truncated or corrupt)")
     cache_files.warn_once(path, "corrupt", f"Vulkan pipeline cache {str(path)!r} {why}; it is "
-                          "ignored and rebuilt", cache_files.file_token(st))
+                          "ignored and rebuilt", cache_files.file_token(path))
     return None
 
 

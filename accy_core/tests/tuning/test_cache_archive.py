@@ -7,7 +7,7 @@ import json
 import struct
 
 import pytest
-from accy.errors import TuningCacheError
+from accy.errors import CacheWarning, TuningCacheError
 from accy.tuning.archive import ARCHIVE_MAGIC, export_archive, import_archive
 from accy.tuning.cache import TuningCache, TuningEntry
 
@@ -91,7 +91,8 @@ def test_a_malformed_entry_rejects_the_whole_archive(cache, tmp_path):
 def test_corrupt_live_cache_is_ignored_by_lookups_and_reported_when_strict(tmp_path):
     c = TuningCache(tmp_path / "tuning.json")
     c.path.write_text('{"format": "accy-tuning-cache", "version": 1, "entr')
-    assert c.load() == {}
+    with pytest.warns(CacheWarning, match="tuning.json: corrupt JSON"):
+        assert c.load() == {}
     with pytest.raises(TuningCacheError, match="corrupt JSON"):
         c.load(strict=True)
     c.path.write_text(json.dumps({"format": "accy-tuning-cache", "version": 7, "entries": {}}))

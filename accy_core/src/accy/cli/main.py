@@ -18,7 +18,8 @@ from accy.errors import AccyError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
-COMMANDS: tuple[str, ...] = ("backends", "kernels", "run", "ir", "compile", "tune", "profile", "cache")
+COMMANDS: tuple[str, ...] = ("backends", "kernels", "run", "ir", "compile", "tune", "profile",
+                             "cache")
 """Command module names under ``accy.cli``, in ``--help`` order."""
 
 

@@ -129,32 +129,31 @@ class ArtifactCache:
             self.misses += 1
             return None
         path = self.path_for(key)
-        st = None
         try:
-            blob, st = cache_files.read_cache_file(path)
+            blob = cache_files.read_cache_file(path)
             artifact = self._decode(blob, key)
         except FileNotFoundError:
             self.misses += 1
             return None
         except cache_files.UnsafeCacheFile as e:
-            self._drop(path, e.reason, st)
+            self._drop(path, e.reason)
             return None
         except OSError as e:
-            self._drop(path, f"cannot be read ({e.strerror or e})", st)
+            self._drop(path, f"cannot be read ({e.strerror or e})")
             return None
         except _Corrupt as e:
-            self._drop(path, str(e), st)
+            self._drop(path, str(e))
             return None
         self.hits += 1
         with contextlib.suppress(OSError):  # least recently used = oldest modification time
             os.utime(path)
         return artifact
 
-    def _drop(self, path: Path, why: str, st: os.stat_result | None) -> None:
+    def _drop(self, path: Path, why: str) -> None:
         self.corrupt += 1
         self.misses += 1
         cache_files.warn_once(path, "corrupt", f"artifact cache entry {str(path)!r} {why}; "
-                              "it is deleted and rebuilt", cache_files.file_token(st))
+                              "it is deleted and rebuilt", cache_files.file_token(path))
         with contextlib.suppress(OSError):
             path.unlink()
 

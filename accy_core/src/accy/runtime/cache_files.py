@@ -158,8 +158,8 @@ def ensure_directory(leaf: str | os.PathLike[str]) -> Path:
     return path
 
 
-def read_cache_file(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
-    """Return the bytes and ``stat`` of the cache file ``path``, checked before reading.
+def read_cache_file(path: str | os.PathLike[str]) -> bytes:
+    """Return the bytes of the cache file ``path``, checked (on the open file) first.
 
     Raises:
         FileNotFoundError: there is no such file, or a file stands where a directory of its
@@ -183,7 +183,7 @@ def read_cache_file(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result
         problem = _mode_problem(st, "file")
         if problem is not None:
             raise UnsafeCacheFile(problem)
-        return f.read(), st
+        return f.read()
 
 
 def write_cache_file(path: str | os.PathLike[str], data: bytes, fsync: bool = False) -> None:
@@ -211,9 +211,12 @@ def write_cache_file(path: str | os.PathLike[str], data: bytes, fsync: bool = Fa
         raise
 
 
-def file_token(st: os.stat_result | None) -> object:
-    """What identifies one version of a file (so a later corruption warns again)."""
-    if st is None:
+def file_token(path: str | os.PathLike[str]) -> object:
+    """What identifies the present version of the file ``path`` (so that a later corruption
+    of the same file warns again); ``None`` when it is absent."""
+    try:
+        st = os.lstat(path)
+    except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
 

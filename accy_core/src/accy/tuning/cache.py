@@ -165,9 +165,8 @@ class TuningCache:
                                        "private to this user (see the warning)",
                                        path=str(self.path), reason="unsafe")
             return {}
-        st = None
         try:
-            data, st = read_cache_file(self.path)
+            data = read_cache_file(self.path)
             return _parse_entries(_decode_json(data, str(self.path)), str(self.path))
         except FileNotFoundError:
             return {}
@@ -183,7 +182,7 @@ class TuningCache:
         if strict:
             raise problem
         warn_once(self.path, problem.reason, f"{problem}; it is ignored (no tuning choices "
-                  "are used) until 'accy tune' rewrites it", file_token(st))
+                  "are used) until 'accy tune' rewrites it", file_token(self.path))
         return {}
 
     def lookup(self, device: str, kernel: str, shape_family: str) -> TuningEntry | None:
