@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 __all__ = [
     "AccyError",
+    "AccyWarning",
+    "CacheWarning",
     "IRError",
     "VerifyError",
     "ParseError",
@@ -31,8 +33,6 @@ __all__ = [
     "TuningCacheError",
     "InputError",
     "InternalError",
-    "AccyWarning",
-    "CacheWarning",
     "known_names",
 ]
 
