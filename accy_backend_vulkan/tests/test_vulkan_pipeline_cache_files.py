@@ -65,7 +65,6 @@ def test_blob_in_a_world_writable_directory_is_not_handed_to_the_driver(cache_ro
 
 def test_blob_of_another_user_is_not_handed_to_the_driver(cache_root, monkeypatch):
     pc.save_blob(IDENT, _blob())
-    uid = cache_files.current_uid() or 0
-    monkeypatch.setattr(cache_files, "current_uid", lambda: uid + 1)
+    monkeypatch.setattr(cache_files, "owner_is_trusted", lambda uid: False)
     with pytest.warns(CacheWarning, match="owned by uid"):
         assert pc.load_blob(IDENT) is None

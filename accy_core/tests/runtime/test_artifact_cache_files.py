@@ -128,8 +128,7 @@ def test_a_writable_cache_root_refuses_its_subdirectories(tmp_path, monkeypatch)
 
 def test_a_directory_of_another_user_is_refused(tmp_path, monkeypatch):
     cache = _planted(tmp_path)
-    real = cache_files.current_uid()
-    monkeypatch.setattr(cache_files, "current_uid", lambda: (real or 0) + 1)
+    monkeypatch.setattr(cache_files, "owner_is_trusted", lambda uid: False)  # CI runs as root
     with pytest.warns(CacheWarning, match=r"is owned by uid \d+, not by this user"):
         assert cache.load("k") is None
 
@@ -145,6 +144,12 @@ def test_a_file_writable_by_others_or_a_symlink_is_dropped(tmp_path):
     os.symlink(target, cache.path_for("k"))
     with pytest.warns(CacheWarning, match="symbolic link"):
         assert cache.load("k") is None
+
+
+def test_own_and_root_owned_caches_are_trusted(monkeypatch):
+    monkeypatch.setattr(cache_files, "current_uid", lambda: 1234)
+    assert cache_files.owner_is_trusted(1234) and cache_files.owner_is_trusted(0)
+    assert not cache_files.owner_is_trusted(1235)
 
 
 def test_one_warning_per_problem_per_process(tmp_path):
@@ -165,12 +170,23 @@ def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
         cache.store(f"k{i}", _art(b"\x90" * 1000))
         os.utime(cache.path_for(f"k{i}"), ns=(10**18 + i, 10**18 + i))  # k0 oldest
     assert cache.load("k0") is not None  # a hit makes k0 the most recently used
-    cache.store("k3", _art(b"\x90" * 1000))
-    assert not cache.path_for("k1").exists()  # least recently used goes first
-    assert all(cache.path_for(k).exists() for k in ("k0", "k2", "k3"))
-    assert cache.usage().bytes <= 3 * entry and cache.usage().entries == 3
+    cache.store("k3", _art(b"\x90" * 1000))  # past the cap: down to 90 % of it
+    assert not cache.path_for("k1").exists() and not cache.path_for("k2").exists()
+    assert cache.path_for("k0").exists() and cache.path_for("k3").exists()
+    assert cache.usage().bytes <= 3 * entry and cache.usage().entries == 2
     cache.store("huge", _art(b"\x90" * (4 * entry)))  # larger than the cap: not stored
-    assert not cache.path_for("huge").exists() and cache.usage().entries == 3
+    assert not cache.path_for("huge").exists() and cache.usage().entries == 2
+
+
+def test_stores_under_the_cap_do_not_rescan_the_directory(tmp_path, monkeypatch):
+    cache = ArtifactCache(tmp_path, max_bytes=10**9)
+    cache.store("k0", _art())
+    scans = []
+    real = ArtifactCache._entries
+    monkeypatch.setattr(ArtifactCache, "_entries", lambda self: scans.append(1) or real(self))
+    for i in range(1, 20):
+        cache.store(f"k{i}", _art())
+    assert len(scans) == 0 and cache.usage().entries == 20
 
 
 def test_no_cap_keeps_everything(tmp_path):

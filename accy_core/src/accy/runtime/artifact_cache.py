@@ -16,9 +16,10 @@ and counted as a miss (``corrupt`` counts those) with one :class:`~accy.errors.C
 naming the file — never trusted. A directory owned by another user or writable by group or
 others is not used at all (see :mod:`accy.runtime.cache_files`).
 
-Size cap: after each store, least recently used entries (a hit refreshes an entry's
-modification time) are deleted until the directory holds at most ``max_bytes``
-(``ACCY_CACHE_MAX_BYTES``, default 1 GiB; 0 = no cap).
+Size cap (``ACCY_CACHE_MAX_BYTES``, default 1 GiB; 0 = no cap): when a store takes the
+directory past ``max_bytes``, least recently used entries (a hit refreshes an entry's
+modification time) are deleted until it holds at most 90 % of it. The directory's size is
+estimated between scans (rescanned at least every minute, since other processes write too).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import hashlib
 import json
 import os
 import struct
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -46,6 +48,12 @@ FORMAT_VERSION = 1
 ENTRY_SUFFIX = ".acart"
 _DIGEST = 32
 _STALE_TEMPORARY_S = 3600.0
+_RESCAN_S = 60.0
+_LOW_WATER = 0.9
+# directory -> (estimated bytes, time.monotonic() of the last scan): a scan stats every entry,
+# so stores only rescan when the estimate passes the cap or the last scan is old
+_USAGE: dict[str, tuple[int, float]] = {}
+_USAGE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -182,7 +190,18 @@ class ArtifactCache:
                 path=str(self.directory), reason="unwritable"), stacklevel=2)
             return
         if self.max_bytes:
-            self.evict(self.max_bytes)
+            self._enforce_cap(len(blob))
+
+    def _enforce_cap(self, added: int) -> None:
+        key, now = str(self.directory), time.monotonic()
+        with _USAGE_LOCK:
+            estimate, scanned = _USAGE.get(key, (-1, 0.0))
+            if 0 <= estimate and estimate + added <= self.max_bytes and now - scanned < _RESCAN_S:
+                _USAGE[key] = (estimate + added, scanned)
+                return
+        _, remaining = self._evict_to(int(self.max_bytes * _LOW_WATER), self.max_bytes)
+        with _USAGE_LOCK:
+            _USAGE[key] = (remaining, now)
 
     def _entries(self) -> list[tuple[Path, os.stat_result]]:
         if self.directory is None:
@@ -214,17 +233,23 @@ class ArtifactCache:
     def evict(self, max_bytes: int) -> int:
         """Delete least recently used entries until at most ``max_bytes`` remain; return how
         many were deleted."""
+        return self._evict_to(max_bytes, max_bytes)[0]
+
+    def _evict_to(self, target: int, trigger: int) -> tuple[int, int]:
+        """Past ``trigger`` bytes, delete LRU entries down to ``target``; (deleted, left)."""
         entries = sorted(self._entries(), key=lambda e: e[1].st_mtime_ns)
         total = sum(st.st_size for _, st in entries)
         removed = 0
+        if total <= trigger:
+            return 0, total
         for path, st in entries:
-            if total <= max_bytes:
+            if total <= target:
                 break
             with contextlib.suppress(FileNotFoundError):  # another process evicted it
                 path.unlink()
             total -= st.st_size
             removed += 1
-        return removed
+        return removed, total
 
     def clear(self) -> CacheUsage:
         """Delete every entry (and stray temporary file); return what was deleted."""

@@ -37,6 +37,7 @@ __all__ = [
     "ensure_directory",
     "file_token",
     "forget_warnings",
+    "owner_is_trusted",
     "read_cache_file",
     "warn_once",
     "write_cache_file",
@@ -56,18 +57,22 @@ class UnsafeCacheFile(OSError):
 
 
 def current_uid() -> int | None:
-    """The effective user id whose caches these are (``None`` where there is none).
-
-    Tests monkeypatch this to pretend a directory belongs to someone else (CI runs as root).
-    """
+    """The effective user id whose caches these are (``None`` where there is none)."""
     getuid = getattr(os, "geteuid", None)
     return getuid() if getuid is not None else None
 
 
+def owner_is_trusted(uid: int) -> bool:
+    """Whether files and directories owned by ``uid`` may be trusted: this user's or root's
+    (as ssh does). Tests monkeypatch this to pretend that a cache belongs to someone else,
+    which also works when they run as root (CI)."""
+    return uid in (current_uid(), 0)
+
+
 def _mode_problem(st: os.stat_result, kind: str) -> str | None:
     uid = current_uid()
-    if uid is not None and st.st_uid != uid:
-        return f"is owned by uid {st.st_uid}, not by this user (uid {uid})"
+    if uid is not None and not owner_is_trusted(st.st_uid):
+        return f"is owned by uid {st.st_uid}, not by this user (uid {uid}) or root"
     if uid is not None and st.st_mode & 0o022:
         return (f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o}; "
                 f"chmod go-w the {kind})")
