@@ -234,3 +234,16 @@ def test_the_test_run_uses_a_temporary_cache():
     assert config.cache_dir() != user and user not in config.cache_dir().parents
     assert config.tuning_cache_path().parent.parent == config.cache_dir()
     assert _mode(config.cache_dir()) == 0o700
+
+
+def test_an_unwritable_cache_warns_once(tmp_path):
+    in_the_way = tmp_path / "cache"
+    in_the_way.write_text("a file where the cache directory should be")
+    cache = ArtifactCache(in_the_way, max_bytes=0)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for i in range(3):
+            assert cache.load(f"k{i}") is None
+            cache.store(f"k{i}", _art())
+    (w,) = _cache_warnings(record)
+    assert "is not writable" in str(w) and str(in_the_way) in str(w)

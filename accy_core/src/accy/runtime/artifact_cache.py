@@ -31,13 +31,11 @@ import os
 import struct
 import threading
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
-from accy.errors import CacheWarning
 from accy.runtime import cache_files
 
 __all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "ArtifactCache", "CacheUsage",
@@ -169,9 +167,9 @@ class ArtifactCache:
         """Write ``artifact`` under ``key`` atomically, then enforce the size cap (no-op when
         disabled, refused, or the artifact alone exceeds the cap).
 
-        A directory that cannot be written (read-only, a file, disk full) gives a
-        ``CacheWarning`` (a ``RuntimeWarning``) instead of an error: the cache is an
-        optimisation.
+        A directory that cannot be written (read-only, a file, disk full) gives one
+        ``CacheWarning`` (a ``RuntimeWarning``) per process instead of an error: the cache is
+        an optimisation.
         """
         if self.directory is None:
             return
@@ -184,10 +182,10 @@ class ArtifactCache:
                 return
             cache_files.write_cache_file(self.path_for(key), blob)
         except OSError as e:  # read-only or misconfigured cache: compiling still works
-            warnings.warn(CacheWarning(
-                f"artifact cache {str(self.directory)!r} is not writable ({e}); the artifact "
-                "is not cached on disk; point ACCY_CACHE_DIR at a writable directory",
-                path=str(self.directory), reason="unwritable"), stacklevel=2)
+            cache_files.warn_once(
+                self.directory, "unwritable",
+                f"artifact cache {str(self.directory)!r} is not writable ({e.strerror or e}); "
+                "artifacts are not cached on disk; point ACCY_CACHE_DIR at a writable directory")
             return
         if self.max_bytes:
             self._enforce_cap(len(blob))
