@@ -27,6 +27,7 @@ def test_defaults():
     assert config.vulkan_device() is None
     assert config.vulkan_validation() is False
     assert config.cuda_device() == 0
+    assert config.opencl_device() is None
     assert config.codegen_in_process() is False
 
 
@@ -35,10 +36,14 @@ def test_values_are_read_at_call_time(monkeypatch, tmp_path):
     monkeypatch.setenv("ACCY_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("ACCY_VULKAN_DEVICE", "1")
     monkeypatch.setenv("ACCY_CUDA_DEVICE", "2")
+    monkeypatch.setenv("ACCY_OPENCL_DEVICE", "pocl")
     assert config.num_threads() == 3
     assert config.cache_dir() == Path(tmp_path)
     assert config.vulkan_device() == 1
     assert config.cuda_device() == 2
+    assert config.opencl_device() == "pocl"
+    monkeypatch.setenv("ACCY_OPENCL_DEVICE", "1")
+    assert config.opencl_device() == 1
     monkeypatch.setenv("ACCY_NUM_THREADS", "5")
     assert config.num_threads() == 5
 
@@ -70,6 +75,7 @@ def test_bad_boolean_names_variable_expected_and_got(monkeypatch):
     ("ACCY_NUM_THREADS", config.num_threads, "four", 1),
     ("ACCY_VULKAN_DEVICE", config.vulkan_device, "-1", 0),
     ("ACCY_CUDA_DEVICE", config.cuda_device, "gpu0", 0),
+    ("ACCY_OPENCL_DEVICE", config.opencl_device, "-2", 0),
 ])
 def test_bad_integers(monkeypatch, name, accessor, bad, minimum):
     monkeypatch.setenv(name, bad)

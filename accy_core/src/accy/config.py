@@ -21,6 +21,8 @@ variable                          type      meaning (default)
 ``ACCY_VULKAN_VALIDATION``        bool      enable the Khronos validation layer (false)
 ``ACCY_VULKAN_MEMORY``            str       ``auto``/``host``/``staging`` buffers (auto)
 ``ACCY_CUDA_DEVICE``              int ≥ 0   CUDA device ordinal (0)
+``ACCY_OPENCL_DEVICE``            int|str   OpenCL device index or name substring
+                                            (first usable GPU, else accelerator, else CPU)
 ``ACCY_CODEGEN_IN_PROCESS``       bool      run LLVM in this process, not a worker (false)
 ``ACCY_TUNING_CACHE``             path      tuning cache file
                                             (``$ACCY_CACHE_DIR/tuning/tuning.json``)
@@ -49,6 +51,7 @@ __all__ = [
     "cuda_device",
     "disk_cache_disabled",
     "num_threads",
+    "opencl_device",
     "pipeline_cache_dir",
     "plugin_autoload_disabled",
     "tuning_cache_path",
@@ -84,6 +87,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ACCY_VULKAN_VALIDATION", "bool", "false", "enable Vulkan validation layers"),
     Variable("ACCY_VULKAN_MEMORY", "str", "auto", "Vulkan buffers: auto, host or staging"),
     Variable("ACCY_CUDA_DEVICE", "int", "0", "CUDA device ordinal"),
+    Variable(
+        "ACCY_OPENCL_DEVICE", "int|str", "first suitable", "OpenCL device index or name substring"
+    ),
     Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
     Variable("ACCY_TUNING_CACHE", "path", "<cache dir>/tuning/tuning.json", "tuning cache file"),
 )
@@ -262,6 +268,20 @@ def cuda_device() -> int:
     """
     value = _int("ACCY_CUDA_DEVICE", 0)
     return 0 if value is None else value
+
+
+def opencl_device() -> int | str | None:
+    """Return ``ACCY_OPENCL_DEVICE``: an index in the list of OpenCL devices (all platforms,
+    in enumeration order), a case-insensitive substring of ``"<platform> <device>"``
+    (``"pocl"``, ``"Intel"``), or ``None`` (first usable GPU, else accelerator, else CPU).
+
+    Raises:
+        InputError: the value looks like an integer but is negative.
+    """
+    value = _raw("ACCY_OPENCL_DEVICE")
+    if value is None or not value.lstrip("+-").isdigit():
+        return value
+    return _int("ACCY_OPENCL_DEVICE", 0)
 
 
 def codegen_in_process() -> bool:

@@ -292,7 +292,8 @@ class FunctionEmitter:
                 raise InternalError(f"codegen: unknown statement {type(s).__name__}; please report")
 
     def atomic(self, op: str, buf: str, index: ir.Expr, value: ir.Expr) -> None:
-        """Emit ``atomicrmw`` (result discarded)."""
+        """Emit ``atomicrmw`` (result discarded), or the target's ``atomic_rmw(em, op,
+        pointer, value, dtype)`` lowering where that hook exists and returns True."""
         dtype = value.dtype
         v = self.expr(value)
         p = self.buffer_pointer(buf, index)
@@ -302,6 +303,9 @@ class FunctionEmitter:
             llvm_op = "u" + op
         else:
             llvm_op = op
+        hook = getattr(self.target, "atomic_rmw", None)  # e.g. float atomics as a CAS loop
+        if hook is not None and hook(self, op, p, v, dtype):
+            return
         self.emit(
             f"atomicrmw {llvm_op} {p}, {llvm_type(dtype)} {v} {self.target.atomic_ordering()}"
         )

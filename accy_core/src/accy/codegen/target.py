@@ -15,6 +15,9 @@ Optional SIMT hooks (looked up with ``getattr``; a target without them gets the 
 - ``buffer_element_pointer(em, buffer_value, element_type, index64) -> str``: emit the
   address of one buffer element and return it typed (``"ptr addrspace(11) %v7"``) instead
   of a ``getelementptr`` on ``%b<i>`` (resource-handle targets).
+- ``atomic_rmw(em, op, pointer, value, dtype) -> bool``: emit the atomic ``op`` (kernel-IR
+  name) itself and return True, e.g. float add as a ``cmpxchg`` loop (OpenCL without
+  ``cl_ext_float_atomics``); False leaves it to the generator's ``atomicrmw``.
 
 :class:`BaseTarget` gives defaults (LLVM math intrinsics, monotonic atomics, address space 0)
 that a concrete target overrides. See ``LLVM-TARGETS.md`` for the per-target idioms.

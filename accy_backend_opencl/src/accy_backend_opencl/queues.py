@@ -1,0 +1,232 @@
+"""Buffers, streams (command queues) and events of the OpenCL backend; driver errors.
+
+A mixin of :class:`~accy_backend_opencl.backend.OpenCLBackend`: it expects ``self._cl``
+(the ``pyopencl`` module), ``self._context``, ``self._queue`` (the default stream),
+``self._streams``, ``self._lock`` and ``self.info``.
+
+- Buffers are ``cl.Buffer`` objects of at least 16 bytes (OpenCL refuses size 0); the
+  protocol size is kept beside them. ``write``/``read``/``fill``/``copy`` run on the default
+  queue; ``write`` and ``read`` are blocking and first wait for work on other streams, so
+  host transfers are synchronisation points whatever stream a launch used.
+- Streams are in-order command queues (the protocol's stream is in-order; an out-of-order
+  queue would need a chain of events per stream for the same meaning). Events hold the
+  ``cl.Event`` of the launch that signalled them.
+- :func:`cl_error` maps driver status codes to accy errors: allocation failures and
+  ``CL_OUT_OF_RESOURCES`` → :class:`~accy.errors.OutOfResources`, invalid launches →
+  :class:`~accy.errors.LaunchError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from accy.errors import BackendError, LaunchError, OutOfResources
+
+__all__ = ["OpenCLBuffer", "OpenCLEvent", "OpenCLStream", "QueueOps", "cl_error"]
+
+_MIN_BYTES = 16
+_OUT_OF_RESOURCES = {-4: "device_memory", -5: "device_resources", -6: "host_memory"}
+_INVALID_LAUNCH = {-48, -52, -53, -54, -55, -56, -63}  # kernel, args, sizes, offset, wg
+
+
+@dataclass(eq=False)
+class OpenCLBuffer:
+    """A device buffer: the ``cl.Buffer`` (``None`` once freed) and its size in bytes."""
+
+    mem: Any
+    nbytes: int
+
+
+@dataclass(eq=False)
+class OpenCLStream:
+    """An in-order command queue."""
+
+    queue: Any
+    pending: bool = False
+
+
+@dataclass(eq=False)
+class OpenCLEvent:
+    """The event of the last launch that signalled it (``None``: never signalled)."""
+
+    event: Any = None
+
+
+def cl_error(cl: Any, what: str, e: Exception) -> Exception:
+    """Return the accy error for ``pyopencl`` error ``e`` raised by ``what``."""
+    code = e.code if hasattr(e, "code") else getattr(getattr(e, "args", [None])[0], "code", 0)
+    try:
+        code = int(code() if callable(code) else code)
+    except (TypeError, ValueError):
+        code = 0
+    text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    if code in _OUT_OF_RESOURCES:
+        return OutOfResources(f"opencl {what}: {text}", resource=_OUT_OF_RESOURCES[code])
+    if code in _INVALID_LAUNCH:
+        return LaunchError(f"opencl {what}: invalid launch: {text}")
+    return BackendError(f"opencl {what}: {text}")
+
+
+class QueueOps:
+    """Buffers, streams and events (see the module docstring)."""
+
+    _cl: Any
+    _context: Any
+    _queue: Any
+    _streams: list[OpenCLStream]
+    _lock: Any
+    info: Any
+
+    @contextmanager
+    def _guard(self, what: str) -> Iterator[Any]:
+        cl = self._device_module()
+        with self._lock:
+            try:
+                yield cl
+            except cl.Error as e:
+                raise cl_error(cl, what, e) from e
+
+    def _device_module(self) -> Any:
+        raise NotImplementedError
+
+    def _mem(self, buffer: Any, what: str) -> Any:
+        if not isinstance(buffer, OpenCLBuffer):
+            raise LaunchError(f"opencl {what}: expected an opencl buffer, got "
+                              f"{type(buffer).__name__}")
+        if buffer.mem is None:
+            raise LaunchError(f"opencl {what}: the buffer was freed")
+        return buffer.mem
+
+    def _wait_other_streams(self) -> None:
+        for s in self._streams:
+            if s.pending:
+                s.queue.finish()
+                s.pending = False
+
+    # buffers ---------------------------------------------------------------------------------
+    def allocate(self, nbytes: int) -> OpenCLBuffer:
+        """Return a device buffer of ``nbytes`` bytes (contents undefined).
+
+        Raises:
+            OutOfResources: larger than the device's largest allocation, or the driver
+                could not allocate it.
+        """
+        limit = self.info.max_allocation_bytes if self.info is not None else 0
+        if limit and nbytes > limit:
+            raise OutOfResources(
+                f"opencl allocate: {nbytes} bytes exceed the device's largest allocation "
+                f"({limit} bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                resource="device_memory", required=nbytes, limit=limit,
+            )
+        with self._guard("allocate") as cl:
+            mem = cl.Buffer(self._context, cl.mem_flags.READ_WRITE, max(int(nbytes), _MIN_BYTES))
+        return OpenCLBuffer(mem, int(nbytes))
+
+    def write(self, buffer: OpenCLBuffer, data: np.ndarray) -> None:
+        """Copy contiguous host ``data`` into the start of ``buffer`` (blocking)."""
+        mem = self._mem(buffer, "write")
+        self._check_size(buffer, data.nbytes, "write")
+        if data.nbytes == 0:
+            return
+        with self._guard("write") as cl:
+            self._wait_other_streams()
+            cl.enqueue_copy(self._queue, mem, np.ascontiguousarray(data), is_blocking=True)
+
+    def read(self, buffer: OpenCLBuffer, out: np.ndarray) -> np.ndarray:
+        """Copy the start of ``buffer`` into contiguous host ``out`` (after all work)."""
+        mem = self._mem(buffer, "read")
+        self._check_size(buffer, out.nbytes, "read")
+        if out.nbytes == 0:
+            return out
+        with self._guard("read") as cl:
+            self._wait_other_streams()
+            target = out if out.flags.c_contiguous else np.empty_like(out, order="C")
+            cl.enqueue_copy(self._queue, target, mem, is_blocking=True)
+        if target is not out:
+            out[...] = target
+        return out
+
+    def fill(self, buffer: OpenCLBuffer, value: int) -> None:
+        """Set every byte of ``buffer`` to ``value``."""
+        mem = self._mem(buffer, "fill")
+        if buffer.nbytes == 0:
+            return
+        with self._guard("fill") as cl:
+            cl.enqueue_fill_buffer(self._queue, mem, np.uint8(value & 0xFF), 0, buffer.nbytes)
+
+    def copy(self, src: OpenCLBuffer, dst: OpenCLBuffer, nbytes: int) -> None:
+        """Copy the first ``nbytes`` bytes of ``src`` to the start of ``dst``."""
+        s, d = self._mem(src, "copy"), self._mem(dst, "copy")
+        if nbytes > min(src.nbytes, dst.nbytes):
+            raise LaunchError(f"opencl copy: {nbytes} bytes exceed a buffer "
+                              f"({src.nbytes} -> {dst.nbytes} bytes)")
+        if nbytes <= 0:
+            return
+        with self._guard("copy") as cl:
+            cl.enqueue_copy(self._queue, d, s, byte_count=int(nbytes))
+
+    def free(self, buffer: OpenCLBuffer) -> None:
+        """Release ``buffer`` (after the work queued so far; freeing twice is harmless)."""
+        if isinstance(buffer, OpenCLBuffer) and buffer.mem is not None:
+            mem, buffer.mem = buffer.mem, None
+            with self._guard("free"):
+                mem.release()
+
+    @staticmethod
+    def _check_size(buffer: OpenCLBuffer, nbytes: int, what: str) -> None:
+        if nbytes > buffer.nbytes:
+            raise LaunchError(f"opencl {what}: {nbytes} bytes do not fit the buffer's "
+                              f"{buffer.nbytes}")
+
+    def host_view(self, buffer: Any, dtype: Any, shape: tuple[int, ...]) -> None:
+        """No zero-copy host views (the ``host_memory`` feature is not offered)."""
+        return None
+
+    def import_host(self, array: np.ndarray) -> None:
+        """Host arrays are copied, never imported."""
+        return None
+
+    # streams and events -----------------------------------------------------------------------
+    def create_stream(self) -> OpenCLStream:
+        """Return a new in-order stream (its own command queue)."""
+        with self._guard("create_stream") as cl:
+            stream = OpenCLStream(cl.CommandQueue(self._context, self._device))
+        self._streams.append(stream)
+        return stream
+
+    def create_event(self) -> OpenCLEvent:
+        """Return a new event a launch can signal or wait for."""
+        self._device_module()
+        return OpenCLEvent()
+
+    def _queue_of(self, stream: Any) -> Any:
+        if stream is None:
+            return self._queue
+        if not isinstance(stream, OpenCLStream) or stream not in self._streams:
+            raise LaunchError(f"opencl: not a live stream of this backend: {stream!r}")
+        stream.pending = True
+        return stream.queue
+
+    def synchronize(self, scope: Any = None) -> None:
+        """Wait for all work (``None``), for a stream or for an event."""
+        with self._guard("synchronize"):
+            if isinstance(scope, OpenCLEvent):
+                if scope.event is not None:
+                    scope.event.wait()
+                return
+            if isinstance(scope, OpenCLStream):
+                scope.queue.finish()
+                scope.pending = False
+                return
+            self._queue.finish()
+            self._wait_other_streams()
+
+    def _destroy_stream(self, stream: OpenCLStream) -> None:
+        if stream in self._streams:
+            with self._guard("destroy"):
+                stream.queue.finish()
+            self._streams.remove(stream)

@@ -1,0 +1,167 @@
+"""SPIR-V binaries from LLVM's SPIR-V target: word-level checks and patches shared by targets.
+
+LLVM 22's SPIR-V backend (``emit_object``) has traps that every SPIR-V target meets
+(``LLVM-TARGETS.md`` §3):
+
+- :func:`imports`: an unknown ``llvm.spv.*`` or builtin call silently becomes an imported
+  function (``LinkageAttributes … Import``) that drivers crash on or fail to link;
+  :func:`emit_spirv` refuses it.
+- :func:`duplicate_ids`: depending on what the same process compiled before, the backend
+  sometimes numbers ``OpLabel`` ids without the module-wide remapping; :func:`emit_spirv`
+  recompiles in a fresh worker process.
+- :func:`null_to_const`: scalar ``OpConstantNull`` is legal, but it is invalid where it is
+  reused as an ``OpAccessChain`` struct index (Vulkan) and the Khronos translator
+  ``llvm-spirv-15`` asserts on it (OpenCL bridge); rewrite to ``OpConstant 0`` /
+  ``OpConstantFalse``.
+
+Binary layout: SPIR-V specification §2.3 (5-word header, then ``wordcount << 16 | opcode``).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+from accy.errors import CodegenError
+
+__all__ = [
+    "duplicate_ids",
+    "emit_spirv",
+    "imports",
+    "instructions",
+    "null_to_const",
+    "pack",
+    "words",
+]
+
+_CODEGEN_ATTEMPTS = 3
+_OP_DECORATE, _OP_TYPE_BOOL, _OP_TYPE_INT, _OP_TYPE_FLOAT = 71, 20, 21, 22
+_OP_CONSTANT_FALSE, _OP_CONSTANT, _OP_CONSTANT_NULL = 41, 43, 46
+_DECORATION_LINKAGE, _LINKAGE_IMPORT = 41, 1
+_TYPE_OPCODES = frozenset(range(19, 40)) | {7, 11, 248}  # OpType*, OpString, ExtInstImport, Label
+_TYPED_DEFINITIONS = frozenset({41, 42, 43, 44, 45, 46, 54, 55, 59})  # constants, function, var
+
+
+def words(spirv: bytes) -> list[int]:
+    """Return the 32-bit words of a little-endian SPIR-V module.
+
+    Raises:
+        CodegenError: not a little-endian SPIR-V module.
+    """
+    if len(spirv) % 4 or len(spirv) < 20 or spirv[:4] != b"\x03\x02\x23\x07":
+        raise CodegenError(f"codegen: not a little-endian SPIR-V module ({len(spirv)} bytes)")
+    return list(struct.unpack(f"<{len(spirv) // 4}I", spirv))
+
+
+def pack(module_words: list[int]) -> bytes:
+    """Return the little-endian bytes of ``module_words``."""
+    return struct.pack(f"<{len(module_words)}I", *module_words)
+
+
+def instructions(module_words: list[int]) -> Iterator[tuple[int, int, int]]:
+    """Yield ``(word index, word count, opcode)`` of every instruction after the header.
+
+    Raises:
+        CodegenError: an instruction has word count 0 (malformed module).
+    """
+    i = 5
+    while i < len(module_words):
+        count, opcode = module_words[i] >> 16, module_words[i] & 0xFFFF
+        if count == 0:
+            raise CodegenError("codegen: malformed SPIR-V (zero word count)")
+        yield i, count, opcode
+        i += count
+
+
+def null_to_const(spirv: bytes) -> bytes:
+    """Return ``spirv`` with scalar ``OpConstantNull`` rewritten as explicit zero constants."""
+    w = words(spirv)
+    types: dict[int, tuple[str, int]] = {}
+    out = w[:5]
+    for i, n, op in instructions(w):
+        inst = w[i : i + n]
+        if op in (_OP_TYPE_INT, _OP_TYPE_FLOAT):
+            types[w[i + 1]] = ("number", w[i + 2])
+        elif op == _OP_TYPE_BOOL:
+            types[w[i + 1]] = ("bool", 1)
+        elif op == _OP_CONSTANT_NULL and w[i + 1] in types:
+            kind, width = types[w[i + 1]]
+            if kind == "bool":
+                inst = [(3 << 16) | _OP_CONSTANT_FALSE, w[i + 1], w[i + 2]]
+            else:
+                extra = 2 if width == 64 else 1
+                inst = [((3 + extra) << 16) | _OP_CONSTANT, w[i + 1], w[i + 2]] + [0] * extra
+        out += inst
+    return pack(out)
+
+
+def _string(module_words: list[int]) -> str:
+    return pack(module_words).split(b"\0", 1)[0].decode(errors="replace")
+
+
+def imports(spirv: bytes) -> list[str]:
+    """Return the names the module imports (``LinkageAttributes … Import``), builtin
+    variables (``__spirv_BuiltIn…``, normal for OpenCL) left out."""
+    w = words(spirv)
+    names = []
+    for i, n, op in instructions(w):
+        if op == _OP_DECORATE and w[i + 2] == _DECORATION_LINKAGE and w[i + n - 1] == _LINKAGE_IMPORT:
+            name = _string(w[i + 3 : i + n - 1])
+            if not name.startswith("__spirv_BuiltIn"):
+                names.append(name)
+    return names
+
+
+def duplicate_ids(spirv: bytes) -> list[int]:
+    """Return result ids defined twice among types, labels, constants, functions, variables."""
+    w = words(spirv)
+    seen: set[int] = set()
+    duplicates = []
+    for i, _, op in instructions(w):
+        if op in _TYPE_OPCODES:
+            rid = w[i + 1]
+        elif op in _TYPED_DEFINITIONS:
+            rid = w[i + 2]
+        else:
+            continue
+        if rid in seen:
+            duplicates.append(rid)
+        seen.add(rid)
+    return duplicates
+
+
+def emit_spirv(kernel: Any, target: Any) -> bytes:
+    """Return the (unpatched) SPIR-V of ``kernel`` for a SPIR-V ``target``.
+
+    ``target`` is a :class:`~accy.codegen.TargetDescription` with a ``request(ir)`` method
+    returning the :class:`~accy.codegen.CodegenRequest` (output ``"spirv-obj"``). A module
+    with duplicate ids is recompiled in a fresh worker process.
+
+    Raises:
+        VerifyError: invalid kernel. CapabilityError: the target refuses the kernel.
+        CodegenError: LLVM failed, the module imports an unknown function, or every attempt
+            defined ids twice.
+    """
+    from accy.codegen import compile_llvm, emit_llvm_ir
+    from accy.codegen.worker import shutdown_worker
+
+    text = emit_llvm_ir(kernel, target)
+    for _attempt in range(_CODEGEN_ATTEMPTS):
+        spirv = compile_llvm(target.request(text))["spirv-obj"]
+        if not duplicate_ids(spirv):
+            break
+        shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
+    else:
+        raise CodegenError(
+            f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice after "
+            f"{_CODEGEN_ATTEMPTS} fresh compilations; please report"
+        )
+    unknown = imports(spirv)
+    if unknown:
+        raise CodegenError(
+            f"codegen: SPIR-V of kernel {kernel.name!r} imports unknown function(s) "
+            f"{', '.join(sorted(unknown))}: LLVM's SPIR-V backend did not recognise the "
+            "call; please report",
+        )
+    return spirv
