@@ -2,8 +2,10 @@
 #
 # What it does, from the repository root:
 #   1. installs Mesa's Vulkan drivers (lavapipe), the Vulkan loader and spirv-tools with apt, so
-#      the Vulkan backend really runs and SPIR-V is validated; a failure there (no root, no
-#      network, not Debian) is only a warning: the CPU tests still run;
+#      the Vulkan backend really runs and SPIR-V is validated, and PoCL (an OpenCL CPU device),
+#      the OpenCL ICD loader and the SPIR-V -> SPIR translator llvm-spirv-15 for the OpenCL
+#      backend; a failure there (no root, no network, not Debian) is only a warning: the CPU
+#      tests still run;
 #   2. creates a clean .venv (no system site-packages: everything accy needs is installed from
 #      PyPI, so a green run here is a green run on a fresh machine);
 #   3. installs every accy package editable and the test tools, in one pip call so the resolver
@@ -31,8 +33,9 @@ accy_install_system_packages() {
     fi
     if ! { $sudo apt-get update -q \
             && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
-               --no-install-recommends mesa-vulkan-drivers libvulkan1 spirv-tools; }; then
-        echo "warning: apt-get failed; continuing without Vulkan drivers and spirv-tools" >&2
+               --no-install-recommends mesa-vulkan-drivers libvulkan1 spirv-tools \
+               pocl-opencl-icd ocl-icd-libopencl1 llvm-spirv-15 clinfo; }; then
+        echo "warning: apt-get failed; continuing without Vulkan/OpenCL drivers and spirv-tools" >&2
     fi
 }
 
@@ -42,7 +45,8 @@ accy_create_venv() {
     fi
     local editable=()
     local pkg
-    for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_kernels; do
+    for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_backend_opencl \
+               accy_kernels; do
         if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \

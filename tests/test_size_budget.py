@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["accy_core", "accy_backend_cpu", "accy_backend_vulkan", "accy_backend_cuda",
-            "accy_kernels", "tests"]
+            "accy_backend_opencl", "accy_kernels", "tests"]
 CEILING = 800
 JUSTIFY_ABOVE = 500
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from accy.codegen.spirv import null_to_const
-from accy.errors import CompileError
+from accy.errors import CodegenError, CompileError
 
 __all__ = ["SPIR_BUILD_OPTIONS", "TRANSLATOR_NAMES", "find_translator", "spir_bitcode"]
 
@@ -60,7 +60,11 @@ def spir_bitcode(spirv: bytes, kernel_name: str, tool: str | None = None) -> byt
         )
     with tempfile.TemporaryDirectory(prefix="accy-spir-") as tmp:
         source, target = Path(tmp) / "kernel.spv", Path(tmp) / "kernel.bc"
-        source.write_bytes(null_to_const(spirv))
+        try:
+            source.write_bytes(null_to_const(spirv))
+        except CodegenError as e:
+            raise CompileError(f"opencl: kernel {kernel_name!r} is not valid SPIR-V ({e})",
+                               tool="spirv") from e
         command = [tool, "-r", str(source), "-o", str(target)]
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_S)

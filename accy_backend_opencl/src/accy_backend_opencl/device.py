@@ -144,10 +144,8 @@ def list_devices(cl: Any) -> list[tuple[DeviceInfo, Any]]:
     try:
         platforms = cl.get_platforms()
     except cl.Error as e:
-        raise BackendUnavailable(
-            f"no OpenCL platform ({e.what() if hasattr(e, 'what') else e}); install an ICD "
-            "such as pocl-opencl-icd", backend="opencl", reason="no OpenCL platform",
-        ) from e
+        why = f"no OpenCL platform ({e}); install an ICD such as pocl-opencl-icd"
+        raise BackendUnavailable(why, backend="opencl", reason=why) from e
     out = []
     for platform in platforms:
         try:

@@ -58,11 +58,8 @@ class OpenCLEvent:
 
 def cl_error(cl: Any, what: str, e: Exception) -> Exception:
     """Return the accy error for ``pyopencl`` error ``e`` raised by ``what``."""
-    code = e.code if hasattr(e, "code") else getattr(getattr(e, "args", [None])[0], "code", 0)
-    try:
-        code = int(code() if callable(code) else code)
-    except (TypeError, ValueError):
-        code = 0
+    code = getattr(e, "code", 0)
+    code = code if isinstance(code, int) else 0
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     if code in _OUT_OF_RESOURCES:
         return OutOfResources(f"opencl {what}: {text}", resource=_OUT_OF_RESOURCES[code])
