@@ -106,7 +106,8 @@ def imports(spirv: bytes) -> list[str]:
     w = words(spirv)
     names = []
     for i, n, op in instructions(w):
-        if op == _OP_DECORATE and w[i + 2] == _DECORATION_LINKAGE and w[i + n - 1] == _LINKAGE_IMPORT:
+        linkage = op == _OP_DECORATE and w[i + 2] == _DECORATION_LINKAGE
+        if linkage and w[i + n - 1] == _LINKAGE_IMPORT:
             name = _string(w[i + 3 : i + n - 1])
             if not name.startswith("__spirv_BuiltIn"):
                 names.append(name)
