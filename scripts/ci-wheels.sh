@@ -11,7 +11,10 @@
 #      (plots skipped in one line: matplotlib is absent);
 #   3. adds accy-backend-vulkan alone: `accy backends` shows it available when lavapipe is
 #      installed, and `accy compile --emit spirv` writes valid SPIR-V, with a device and with
-#      none (the loader pointed at no driver).
+#      none (the loader pointed at no driver);
+#   4. adds accy-backend-opencl alone: `accy backends` shows it available when PoCL and
+#      llvm-spirv-15 are installed, `opencl: unavailable (no OpenCL platform ...)` with the ICD
+#      loader pointed at no driver, and `accy compile --emit spirv` still writes SPIR-V then.
 # Everything happens in a temporary folder, removed at the end.
 set -euo pipefail
 
@@ -25,14 +28,15 @@ step() { echo "== ci-wheels: $*"; }
 fail() { echo "ci-wheels: FAILED: $*" >&2; exit 1; }
 
 step "build wheels"
-for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_kernels; do
+for pkg in accy_core accy_backend_cpu accy_backend_vulkan accy_backend_cuda accy_backend_opencl \
+           accy_kernels; do
     "$PYTHON" -m pip wheel --disable-pip-version-check --no-deps -q -w "$WORK/wheels" \
         "$ROOT/$pkg"
 done
 "$PYTHON" - "$WORK/wheels" <<'EOF'
 import sys, zipfile, pathlib
 wheels = sorted(pathlib.Path(sys.argv[1]).glob("*.whl"))
-assert len(wheels) == 5, wheels
+assert len(wheels) == 6, wheels
 for w in wheels:
     z = zipfile.ZipFile(w)
     meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
@@ -112,4 +116,21 @@ step "accy compile --backend vulkan --emit spirv, no Vulkan driver"
 VK_ICD_FILENAMES=/nonexistent.json VK_DRIVER_FILES=/nonexistent.json \
     "$BIN/accy" compile prog.accy --backend vulkan --emit spirv -o spv-nodev
 check_spirv spv-nodev
+step "add accy-backend-opencl alone"
+"$BIN/python" -m pip install --disable-pip-version-check -q "$(wheel accy_backend_opencl)"
+"$BIN/accy" backends | tee backends.txt
+if ls /etc/OpenCL/vendors/pocl*.icd >/dev/null 2>&1 && command -v llvm-spirv-15 >/dev/null; then
+    grep -q '^opencl: available (pocl' backends.txt || fail "opencl unavailable although PoCL is installed"
+else
+    echo "warning: PoCL or llvm-spirv-15 not installed here: only compile-only OpenCL is checked" >&2
+fi
+step "accy compile --backend opencl --emit spirv, no OpenCL platform"
+mkdir -p no-icds
+OCL_ICD_VENDORS="$PWD/no-icds" "$BIN/accy" backends > backends-no-icd.txt
+grep -q '^opencl: unavailable (no OpenCL platform' backends-no-icd.txt \
+    || fail "opencl without a platform must say unavailable (no OpenCL platform ...)"
+OCL_ICD_VENDORS="$PWD/no-icds" "$BIN/accy" compile prog.accy --backend opencl --emit spirv -o cl-spv
+for f in cl-spv/*.spv; do
+    [ "$(head -c 4 "$f" | od -An -tx1 | tr -d ' \n')" = "03022307" ] || fail "$f: not SPIR-V"
+done
 step "passed"

@@ -28,7 +28,7 @@ def test_wheels_job_is_valid_bash_and_covers_every_package():
     subprocess.run(["bash", "-n", str(JOB)], check=True, timeout=30)
     text = JOB.read_text()
     for pkg in ("accy_core", "accy_backend_cpu", "accy_backend_vulkan", "accy_backend_cuda",
-                "accy_kernels"):
+                "accy_backend_opencl", "accy_kernels"):
         assert pkg in text
     for step in ("pip wheel", "--no-deps", "profile --suite quick", "profile report",
                  "--emit spirv", "README.md"):

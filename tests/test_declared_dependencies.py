@@ -19,9 +19,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["accy_core", "accy_backend_cpu", "accy_backend_vulkan", "accy_backend_cuda",
-            "accy_kernels"]
+            "accy_backend_opencl", "accy_kernels"]
 FIRST_PARTY = {"accy", "accy_backend_cpu", "accy_backend_vulkan", "accy_backend_cuda",
-               "accy_kernels"}
+               "accy_backend_opencl", "accy_kernels"}
 # import name -> distribution name, where they differ
 DISTRIBUTION = {"cuda": "cuda-bindings", "yaml": "pyyaml", "llvmlite": "llvmlite"}
 

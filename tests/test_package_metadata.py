@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["accy_core", "accy_backend_cpu", "accy_backend_vulkan", "accy_backend_cuda",
-            "accy_kernels"]
+            "accy_backend_opencl", "accy_kernels"]
 
 
 def test_repository_licence_is_apache_2():

@@ -1,7 +1,9 @@
-"""Kernel-IR test kernels of the OpenCL target and runtime tests."""
+"""Kernel-IR test kernels of the OpenCL target and runtime tests, and a runner."""
 
 from __future__ import annotations
 
+import numpy as np
+from accy.backend import Geometry
 from accy.kernel import (
     AtomicRMW,
     Barrier,
@@ -92,3 +94,20 @@ def group_ids() -> Kernel:
                   body=(If(binary("eq", LID, const(0, "i32")),
                            (Store("out", ThreadId("group"), value),)),),
                   workgroup_size=4)
+
+
+def run(backend, kernel, groups, arrays, scalars, options=None):
+    """Compile, load and launch ``kernel``; return the arrays read back."""
+    loaded = backend.load(backend.compile(kernel, options))
+    buffers = []
+    for a in arrays:
+        buf = backend.allocate(a.nbytes)
+        backend.write(buf, a)
+        buffers.append(buf)
+    pairs = [(p.dtype, v) for p, v in zip(kernel.scalars, scalars, strict=True)]
+    backend.launch(loaded, Geometry(groups, kernel.workgroup_size), buffers, pairs)
+    out = [backend.read(b, np.empty_like(a)) for b, a in zip(buffers, arrays, strict=True)]
+    for b in buffers:
+        backend.free(b)
+    backend.destroy(loaded)
+    return out

@@ -7,7 +7,7 @@ import opencl_kernels as K
 import pytest
 from accy.backend import Artifact, Geometry
 from accy.errors import BackendUnavailable, CompileError, LaunchError, OutOfResources
-from conftest import run
+from opencl_kernels import run
 
 pytestmark = pytest.mark.opencl
 RNG = np.random.default_rng(5)
