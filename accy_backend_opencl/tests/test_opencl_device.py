@@ -62,3 +62,41 @@ def test_compile_only_backend_compiles_and_refuses_device_work():
         be.allocate(16)
     with pytest.raises(BackendUnavailable, match="compile-only"):
         be.load(artifact)
+
+
+class _FakeKernel:
+    def __init__(self, answer):
+        self.answer = answer
+
+    def get_sub_group_info(self, device, what, sizes):
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+class _FakeCL:
+    """Just enough of pyopencl for :func:`subgroup_size`."""
+
+    class kernel_sub_group_info:  # noqa: N801 - pyopencl's name
+        MAX_SUB_GROUP_SIZE_FOR_NDRANGE = 0x2033
+
+    def __init__(self, answer):
+        self.answer = answer
+
+    def Program(self, context, source):  # noqa: N802 - pyopencl's name
+        class _Built:
+            def build(self):
+                return self
+        return _Built()
+
+    def Kernel(self, program, name):  # noqa: N802 - pyopencl's name
+        return _FakeKernel(self.answer)
+
+
+def test_subgroup_size_from_the_driver_or_one():
+    from accy_backend_opencl.device import subgroup_size
+
+    with_subgroups = _info(0, "GPU", ("cl_khr_subgroups",))
+    assert subgroup_size(_FakeCL(32), None, None, with_subgroups) == 32
+    assert subgroup_size(_FakeCL(RuntimeError("no")), None, None, with_subgroups) == 1
+    assert subgroup_size(_FakeCL(32), None, None, _info(0, "CPU")) == 1

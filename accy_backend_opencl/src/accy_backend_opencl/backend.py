@@ -81,13 +81,14 @@ class OpenCLBackend(QueueOps):
         self.programs = ProgramCache()
         self.translator = find_translator()
         self.info = None
+        self.subgroup_size = 1
         self._cl = self._context = self._queue = self._device = None
         if compile_only:
             self.target = OpenCLTarget(ALL_FEATURES, None, None)
             return
         import pyopencl as cl
 
-        from accy_backend_opencl.device import choose_device, list_devices
+        from accy_backend_opencl.device import choose_device, list_devices, subgroup_size
 
         spec = device if device is not None else config.opencl_device()
         self.info, self._device = choose_device(list_devices(cl), spec, self.translator)
@@ -99,6 +100,7 @@ class OpenCLBackend(QueueOps):
             raise BackendUnavailable(f"opencl: cannot open {self.info.label}: {e}",
                                      backend="opencl", reason=str(e)) from e
         self._cl = cl
+        self.subgroup_size = subgroup_size(cl, self._context, self._device, self.info)
         self.target = OpenCLTarget(self.info.features(), self.info.max_workgroup_size,
                                    self.info.local_memory_bytes)
 
@@ -130,7 +132,7 @@ class OpenCLBackend(QueueOps):
                 backend="opencl", device_name=name,
                 device_fingerprint=hashlib.sha256(ident.encode()).hexdigest(),
                 dtypes=frozenset(dtypes), artifact_formats=_EMIT_FORMATS,
-                max_workgroup_size=workgroup, subgroup_size=1,
+                max_workgroup_size=workgroup, subgroup_size=self.subgroup_size,
                 shared_memory_bytes=local, features=frozenset(features),
             )
         return self._caps

@@ -21,7 +21,7 @@ from typing import Any
 
 from accy.errors import BackendUnavailable
 
-__all__ = ["DeviceInfo", "choose_device", "describe", "list_devices"]
+__all__ = ["DeviceInfo", "choose_device", "describe", "list_devices", "subgroup_size"]
 
 _TYPE_RANK = {"GPU": 0, "ACCELERATOR": 1, "CPU": 2}
 
@@ -45,6 +45,7 @@ class DeviceInfo:
     max_allocation_bytes: int
     fp64: bool
     out_of_order: bool
+    max_subgroups: int = 0
 
     @property
     def vendor(self) -> str:
@@ -77,8 +78,8 @@ class DeviceInfo:
             out.add("f64")
         if "cl_khr_int64_base_atomics" in self.extensions:
             out.add("int64_atomics")
-        if "cl_khr_subgroups" in self.extensions:
-            out.add("subgroups")
+        if "cl_khr_subgroups" in self.extensions or self.max_subgroups > 0:
+            out.add("subgroups")  # OpenCL 3.0 reports them without the extension
         if "cl_ext_float_atomics" in self.extensions:
             out.add("native_float_atomics")
         return frozenset(out)
@@ -132,6 +133,7 @@ def _info(cl: Any, index: int, platform: Any, device: Any) -> DeviceInfo:
         max_allocation_bytes=int(device.max_mem_alloc_size),
         fp64=bool(get("double_fp_config", 0)),
         out_of_order=bool(queue_props & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE),
+        max_subgroups=int(get("max_num_sub_groups", 0) or 0),
     )
 
 
@@ -155,6 +157,26 @@ def list_devices(cl: Any) -> list[tuple[DeviceInfo, Any]]:
         for device in devices:
             out.append((_info(cl, len(out), platform, device), device))
     return out
+
+
+_PROBE_SOURCE = "__kernel void accy_subgroup_probe(__global int *x) { x[0] = 0; }"
+
+
+def subgroup_size(cl: Any, context: Any, device: Any, info: DeviceInfo) -> int:
+    """Return the device's subgroup size for a 1-D kernel of the largest work-group, or 1
+    without subgroups (``clGetKernelSubGroupInfo`` of a one-line probe kernel; any failure
+    answers 1, which only makes tuning ignore subgroup multiples)."""
+    if "subgroups" not in info.features():
+        return 1
+    try:
+        program = cl.Program(context, _PROBE_SOURCE).build()
+        kernel = cl.Kernel(program, "accy_subgroup_probe")
+        size = kernel.get_sub_group_info(
+            device, cl.kernel_sub_group_info.MAX_SUB_GROUP_SIZE_FOR_NDRANGE,
+            (info.max_workgroup_size,))
+        return max(1, int(size))
+    except Exception:  # noqa: BLE001 - a device that cannot say has no usable subgroups
+        return 1
 
 
 def describe(info: DeviceInfo, translator: str | None) -> str:
