@@ -6,7 +6,13 @@ import numpy as np
 import opencl_kernels as K
 import pytest
 from accy.backend import Artifact, Geometry
-from accy.errors import BackendUnavailable, CompileError, LaunchError, OutOfResources
+from accy.errors import (
+    BackendUnavailable,
+    CacheWarning,
+    CompileError,
+    LaunchError,
+    OutOfResources,
+)
 from opencl_kernels import run
 
 pytestmark = pytest.mark.opencl
@@ -165,7 +171,8 @@ def test_built_programs_come_back_from_the_disk_cache(ocl, tmp_path, monkeypatch
     assert len(entries) == 1
     entries[0].write_bytes(entries[0].read_bytes()[:-5] + b"xxxxx")  # corrupt the checksum
     third = OpenCLBackend()
-    third.load(artifact)
+    with pytest.warns(CacheWarning, match="bad checksum"):
+        third.load(artifact)
     assert third.programs.stats == {"hits": 0, "misses": 1, "corrupt": 1}
     for b in (first, second, third):
         b.close()

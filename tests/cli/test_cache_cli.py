@@ -77,7 +77,7 @@ def _populate(env, tmp_path) -> Path:
 def test_info_reports_path_entries_and_bytes_of_each_cache(env, tmp_path):
     empty = _info(env)
     assert {n: (c["entries"], c["bytes"]) for n, c in empty.items()} == {
-        "artifacts": (0, 0), "tuning": (0, 0), "pipelines": (0, 0)}
+        "artifacts": (0, 0), "tuning": (0, 0), "pipelines": (0, 0), "programs": (0, 0)}
     cache = _populate(env, tmp_path)
     info = _info(env)
     artifacts = list((cache / "artifacts").glob("*.acart"))

@@ -3,12 +3,13 @@
 ``clBuildProgram`` is the slow step of loading (PoCL: translate + link its builtin library
 + optimise, 0.5-1 s per kernel; from a binary: about 1 ms). After a build,
 ``CL_PROGRAM_BINARIES`` is stored as an entry of an :class:`accy.runtime.ArtifactCache`
-under ``accy.config.cache_dir()/opencl-programs``: the same file format as the artifact
-cache (magic, version, JSON header, payload, sha256 over the whole entry; written to a
-temporary file and published atomically), so a truncated or corrupt entry is deleted and
-rebuilt, never handed to the driver. The key is the device fingerprint, the sha256 of the
-program source (SPIR-V), the loading path and the build options. ``ACCY_DISABLE_DISK_CACHE``
-turns it off.
+under ``accy.config.opencl_program_cache_dir()`` (``$ACCY_CACHE_DIR/opencl-programs``, the
+``programs`` cache of ``accy cache info|clear``): the artifact cache's file format and trust
+rules (magic, version, JSON header, payload, sha256 over the whole entry; 0600 files written
+to a temporary file and published atomically; the size cap ``ACCY_CACHE_MAX_BYTES``), so a
+truncated or corrupt entry is deleted and rebuilt, never handed to the driver. The key is
+the device fingerprint, the sha256 of the program source (SPIR-V), the loading path and the
+build options. ``ACCY_DISABLE_DISK_CACHE`` turns it off.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ProgramCache:
         from accy.runtime.artifact_cache import ArtifactCache
 
         if directory is None and not config.disk_cache_disabled():
-            directory = config.cache_dir() / "opencl-programs"
+            directory = config.opencl_program_cache_dir()
         self._cache = ArtifactCache(directory) if directory is not None else None
 
     @property

@@ -52,6 +52,7 @@ __all__ = [
     "disk_cache_disabled",
     "num_threads",
     "opencl_device",
+    "opencl_program_cache_dir",
     "pipeline_cache_dir",
     "plugin_autoload_disabled",
     "tuning_cache_path",
@@ -190,6 +191,11 @@ def artifact_cache_dir() -> Path:
 def pipeline_cache_dir() -> Path:
     """Return the Vulkan pipeline cache directory, ``cache_dir()/vulkan-pipelines``."""
     return cache_dir() / "vulkan-pipelines"
+
+
+def opencl_program_cache_dir() -> Path:
+    """Return the OpenCL program cache directory, ``cache_dir()/opencl-programs``."""
+    return cache_dir() / "opencl-programs"
 
 
 def tuning_cache_path() -> Path:

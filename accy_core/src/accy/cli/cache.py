@@ -1,4 +1,5 @@
-"""``accy cache info [--json]`` and ``accy cache clear [artifacts|tuning|pipelines|all]``."""
+"""``accy cache info [--json]`` and
+``accy cache clear [artifacts|tuning|pipelines|programs|all]``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 
 __all__ = ["register"]
 
-_WHICH = ("artifacts", "tuning", "pipelines", "all")
+_WHICH = ("artifacts", "tuning", "pipelines", "programs", "all")
 
 
 def _human(n: int) -> str:
@@ -56,7 +57,7 @@ def _clear(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     """Add the ``cache`` command (``info`` and ``clear``)."""
     p = subparsers.add_parser(
-        "cache", help="show or clear the on-disk caches (artifacts, tuning, pipelines)",
+        "cache", help="show or clear the on-disk caches (artifacts, tuning, pipelines, programs)",
         description="Show where accy's on-disk caches are and what they hold, or clear them. "
         "The artifact cache keeps at most ACCY_CACHE_MAX_BYTES (least recently used entries "
         "are evicted first).")

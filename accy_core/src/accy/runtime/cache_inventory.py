@@ -1,6 +1,6 @@
 """What accy's on-disk caches hold, and clearing them (behind ``accy cache info|clear``).
 
-Three caches live under ``accy.config.cache_dir()`` (``ACCY_CACHE_DIR``):
+Four caches live under ``accy.config.cache_dir()`` (``ACCY_CACHE_DIR``):
 
 ============  ===============================  ==========================================
 name          path                             entries
@@ -9,6 +9,8 @@ artifacts     ``artifacts/``                   one ``*.acart`` file per compiled
 tuning        ``tuning/tuning.json``           launch/schedule choices in one JSON file
               (``ACCY_TUNING_CACHE``)
 pipelines     ``vulkan-pipelines/``            one ``*.bin`` driver blob per Vulkan device
+programs      ``opencl-programs/``             one ``*.acart`` built OpenCL program per
+                                               kernel and device
 ============  ===============================  ==========================================
 
 Clearing deletes only those files (and temporaries a killed writer left), never anything
@@ -28,7 +30,7 @@ from accy.runtime.artifact_cache import ArtifactCache
 
 __all__ = ["CACHE_NAMES", "CacheReport", "cache_reports", "clear_caches"]
 
-CACHE_NAMES: tuple[str, ...] = ("artifacts", "tuning", "pipelines")
+CACHE_NAMES: tuple[str, ...] = ("artifacts", "tuning", "pipelines", "programs")
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,15 @@ def _pipelines() -> CacheReport:
                        _note(directory, config.disk_cache_disabled()))
 
 
-_REPORTS = {"artifacts": _artifacts, "tuning": _tuning, "pipelines": _pipelines}
+def _programs() -> CacheReport:
+    directory = config.opencl_program_cache_dir()
+    usage = ArtifactCache(directory, max_bytes=0).usage()
+    return CacheReport("programs", str(directory), usage.entries, usage.bytes,
+                       _note(directory, config.disk_cache_disabled()))
+
+
+_REPORTS = {"artifacts": _artifacts, "tuning": _tuning, "pipelines": _pipelines,
+            "programs": _programs}
 
 
 def _names(names: list[str] | tuple[str, ...] | None) -> list[str]:
@@ -136,7 +146,7 @@ def clear_caches(names: list[str] | tuple[str, ...] | None = None) -> list[Cache
     before = cache_reports(names)
     for report in before:
         path = Path(report.path)
-        if report.name == "artifacts":
+        if report.name in ("artifacts", "programs"):
             ArtifactCache(path, max_bytes=0).clear()
         elif report.name == "tuning":
             _remove([path] if path.is_file() else [])
