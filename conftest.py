@@ -104,6 +104,12 @@ def pytest_configure(config) -> None:  # noqa: ARG001  (pytest hook signature)
     use_private_cache()
 
 
+# Also now, at import: pytest imports the initial conftest files (tests/conftest.py, whose
+# ``backend`` fixture lists the backends at import) before any pytest_configure runs, and
+# accy's plugin manager, once built there, would never see the test plugins.
+register_test_plugins()
+
+
 def pytest_unconfigure(config) -> None:  # noqa: ARG001
     _restore_cache()
     paths = _STATE.pop("paths", None)
