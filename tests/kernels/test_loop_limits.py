@@ -340,3 +340,20 @@ def test_issue_scan_of_2_26_plus_1_ones(backend):
     x = np.ones(2**26 + 1, np.int32)
     got = ak.scan(x, backend=backend)
     assert got[-1] == x.size and got[2**16] == 2**16 + 1
+
+
+@pytest.mark.parametrize("k", BOUNDARY)
+@pytest.mark.parametrize("variant", [None, "gemv", "blocked"])
+def test_matmul_long_k_right_or_refused(backend, variant, k):
+    """matmul walks k per work-item: right, or refused before launch, never cut short
+    (``gemv`` in columns form ran k / 4 iterations: wrong from k = 262144 on lavapipe)."""
+    from accy.errors import AccyError
+
+    for sa, sb in (((k,), (k, 3)), ((1, k), (k, 1))):
+        a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
+        try:
+            got = ak.matmul(a, b, backend=backend, variant=variant)
+        except AccyError as e:
+            assert backend != "cpu" or variant == "gemv", e  # the CPU has no loop limit
+            continue
+        np.testing.assert_array_equal(got, np.full(np.matmul(a, b).shape, k, np.float32))

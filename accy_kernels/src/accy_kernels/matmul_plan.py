@@ -10,14 +10,16 @@ Default heuristic (shape and device limits, never the backend's name):
 
 Every plan keeps each work-item's loops under the target's ``max_loop_iterations``
 capability when it has one (lavapipe: 65,535): the ``tiled`` slab loop runs
-``ceil(k / BK)`` times, so a deeper slab is chosen when needed.
+``ceil(k / BK)`` times, so a deeper slab is chosen when needed; ``gemv`` and ``blocked``
+walk ``k`` in steps of a few elements (:func:`loop_trips`), so a default pick that would
+exceed the limit becomes ``tiled`` and an explicit one raises ``CapabilityError``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from accy.errors import UnsupportedError
+from accy.errors import CapabilityError, UnsupportedError
 from accy.families import Candidate
 
 from accy_kernels._common import ceil_div
@@ -26,7 +28,7 @@ from accy_kernels.matmul_gemv import gemv_form, plan_gemv
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
 from accy_kernels.matmul_tiled import plan_tiled, tile_fits
 
-__all__ = ["VARIANTS", "choose", "device_limits", "plan_matmul"]
+__all__ = ["VARIANTS", "choose", "device_limits", "loop_trips", "plan_matmul"]
 
 VARIANTS = ("blocked", "tiled", "gemv")
 _ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8}
@@ -90,6 +92,7 @@ def choose(backend: Any, prob: MatmulProblem, variant: str | None = None,
     if name == "gemv" and gemv_form(prob) is None:
         raise UnsupportedError("matmul.gemv: needs n == 1 or m == 1 and a unit-stride A; "
                                "use variant 'blocked' or 'tiled'", feature="gemv")
+    chosen = candidate
     if candidate is None:
         if name == "tiled":
             candidate = _tiled_candidate(prob, lim)
@@ -98,7 +101,29 @@ def choose(backend: Any, prob: MatmulProblem, variant: str | None = None,
                 Candidate(min(64, lim.max_workgroup_size), 1, (("r", 4),))
         else:
             candidate = Candidate(0, 1, (("ku", 4), ("mr", 6), ("nv", 2)))
+    budget = lim.max_loop_iterations
+    if budget is not None and name != "tiled" and loop_trips(name, prob, candidate) > budget:
+        if variant is None and chosen is None:
+            return "tiled", _tiled_candidate(prob, lim)
+        raise CapabilityError(
+            f"matmul.{name}: k = {prob.k} takes {loop_trips(name, prob, candidate)} loop "
+            f"iterations per work-item, past the target's max_loop_iterations ({budget}); "
+            "use variant 'tiled' or leave the variant unset", feature="max_loop_iterations",
+            alternative="variant 'tiled'")
     return name, candidate
+
+
+def loop_trips(name: str, prob: MatmulProblem, candidate: Candidate) -> int:
+    """Loop iterations one work-item of ``gemv`` / ``blocked`` runs (with loop exits; device
+    targets: the work-group size of the candidate, else 64)."""
+    if name == "blocked":
+        ku = int(candidate.option("ku", 4))
+        return ceil_div(prob.k, ku) + 2
+    form = gemv_form(prob)
+    w = candidate.workgroup_size or 64
+    if form is not None and form[0] == "rows":
+        return ceil_div(prob.k, w) + w + 3
+    return ceil_div(prob.k, 4) + 4 + 3
 
 
 _PLANS = {"blocked": plan_blocked, "tiled": plan_tiled, "gemv": plan_gemv}
