@@ -193,6 +193,14 @@ FAMILIES = [
     for f in FAMILIES
 ]
 
+# Compiler contractions (``dispatch.region {kind = "contract"}``, :mod:`accy.passes.contraction`).
+FAMILIES = [
+    dataclasses.replace(f, metadata={**f.metadata,
+                                     "contract_plan": f"{P}.matmul_ir:contract_plan"})
+    if f.name == "matmul" else f
+    for f in FAMILIES
+]
+
 # Family sweeps (``accy tune --families``, :mod:`accy.tuning.sweep`): the problem each family
 # is timed on, and the shape family the cached choice applies to.
 _TUNING = ("gather", "scan", "scatter_add", "segment_sum", "sort", "argsort", "spmv")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 
 from accy.families import Candidate, host_like
-from accy.kernel import KernelBuilder, fma
+from accy.kernel import KernelBuilder, call, fma
 
 from accy_kernels._common import ceil_div, groups_for
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
@@ -122,16 +122,20 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int,
 def _store(kb: KernelBuilder, c, epilogue: Epilogue, acc, b, i, j, m, n, cond) -> None:
     """``if cond: C[b, i, j] = epilogue(acc)`` (row-major ``(batch, m, n)``).
 
-    The address is computed before the branch: LLVM's SPIR-V backend misplaces an
-    instruction hoisted into the branch's header (after ``OpSelectionMerge``), which
-    spirv-val rejects.
+    The address and the stored value are computed before the branch (the epilogue at
+    ``(min(i, m-1), min(j, n-1))`` so that its loads stay in bounds), leaving only the
+    store inside it: LLVM's SPIR-V backend misplaces instructions of a branch's body that
+    end up in its header (after ``OpSelectionMerge``), which spirv-val rejects.
     """
     idx = kb.let(kb.fresh("mm_c"), (b * m + i) * n + j)
+    if epilogue.fn is not None:
+        i, j = call("min", i, m - 1), call("min", j, n - 1)
+    stmts, value = epilogue.apply(acc.expr, b.expr, i.expr, j.expr)
+    for s in stmts:
+        kb._emit(s)
+    val = kb.let(kb.fresh("mm_v"), value) if epilogue.fn is not None else acc
     with kb.if_(cond):
-        stmts, value = epilogue.apply(acc.expr, b.expr, i.expr, j.expr)
-        for s in stmts:
-            kb._emit(s)
-        kb.store(c, idx, value)
+        kb.store(c, idx, val)
 
 
 def spread(backend, tiles: int, workgroup_size: int) -> int:

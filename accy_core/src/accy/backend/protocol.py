@@ -35,8 +35,11 @@ API_VERSION = 1
 """Version of this protocol; a backend descriptor states the one it implements."""
 
 FEATURES = frozenset({"f64", "i64", "float_atomics", "subgroups", "f64_math", "host_memory",
-                      "float64_atomics", "int64_atomics"})
+                      "float64_atomics", "int64_atomics", "simd128", "simd256", "simd512"})
 """Feature names a backend may list in :attr:`Capabilities.features`.
+
+``simd128``/``simd256``/``simd512``: a host backend's widest vector registers in bits (kernel
+families size register tiles by it; see ``matmul.blocked``).
 
 ``float_atomics`` is atomic add on f32; ``float64_atomics`` and ``int64_atomics`` are atomic
 add on f64 and i64 (separate device features, e.g. Vulkan's shaderBufferFloat64AtomicAdd).

@@ -99,10 +99,35 @@ def _call_op(region: Operation) -> Operation:
     return region.regions[0].block.ops[0]
 
 
+def _contract_plan(region: Operation, target: Any,
+                   scratch: tuple[int, ...] | None) -> LibraryPlan:
+    """A ``contract`` region: the ``matmul`` family's ``contract_plan(plan, backend, call,
+    inputs, output)`` with the :class:`accy.passes.contraction.ContractCall`."""
+    from accy.families.family import resolve
+    from accy.families.registry import get_family
+    from accy.passes.contraction import contract_call
+
+    family = get_family("matmul")
+    block = region.regions[0].block
+    in_slots = region.attrs.get("in_slots", ())
+    out_slots = region.attrs.get("out_slots", ())
+    inputs = tuple(Slot(in_slots[k] if k < len(in_slots) else -1, a.type.dtype.value,
+                        a.type.num_elements) for k, a in enumerate(block.args))
+    out_t = region.results[0].type
+    output = Slot(out_slots[0] if out_slots else -1, out_t.dtype.value, out_t.num_elements)
+    plan = LibraryPlan("matmul.contract", scratch)
+    ctarget = target if target is not None else TargetBackend()
+    resolve(family.metadata["contract_plan"])(plan, ctarget, contract_call(region), inputs,
+                                              output)
+    return plan
+
+
 def _plan(region: Operation, target: Any, scratch: tuple[int, ...] | None) -> LibraryPlan:
     from accy.families.family import resolve
     from accy.families.registry import get_family
 
+    if region.attrs.get("kind") == "contract":
+        return _contract_plan(region, target, scratch)
     call = _call_op(region)
     short = call.name.split(".", 1)[1]
     family = get_family(FAMILY_OF[short])

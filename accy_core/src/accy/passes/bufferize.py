@@ -12,8 +12,9 @@ Parameters, constants and results get slots of their own (results are fresh arra
 call). Temporaries are reused once their last reader has run (lifetime-based reuse, best
 fit by size). A ``map`` region whose input dies at that region, has the output's size and is
 read only at the output's own index (through elementwise ops, no index maps) writes its
-output in place. A ``library`` region (kernel-family call) also gets ``scratch_slots``: the
-temporaries its family plan asks for, taken from the free slots and released right after it.
+output in place. A ``library`` or ``contract`` region (kernel-family call) also gets
+``scratch_slots``: the temporaries its family plan asks for, taken from the free slots and
+released right after it.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
             slot_of[out] = slots.take_temp(out.type.nbytes) if reuse else slots.new(out.type.nbytes)
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
-    if op.attrs.get("kind") == "library":
+    if op.attrs.get("kind") in ("library", "contract"):
         from accy.families.lowering import scratch_bytes
 
         scratch = [slots.take_temp(n) if reuse else slots.new(n) for n in scratch_bytes(op, target)]

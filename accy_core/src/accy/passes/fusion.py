@@ -10,14 +10,21 @@ kernel, and elementwise producers of a reduction become its prologue. Cheap ops 
 constants, iota) used several times are duplicated into each consumer.
 
 Region kinds: ``map`` (one output element per work-item over the result shape),
-``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root) and ``library`` (exactly one
+``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root), ``library`` (exactly one
 ``library.*`` kernel-family call over block arguments: its operands are materialized, it
-fuses with nothing; the kernel stage expands it into the family's launches).
+fuses with nothing; the kernel stage expands it into the family's launches) and
+``contract`` (a ``dot_general`` worth the ``matmul`` family, see
+:mod:`accy.passes.contraction`, with the elementwise ops consuming it as its epilogue: the
+family kernel applies them before its store, so the product is never written unfused).
+
+Option ``contraction``: ``library`` (default; ``contract`` regions with fused epilogues),
+``library-no-epilogue`` (``contract`` regions holding the product alone) or ``loops`` (every
+``dot_general`` a ``reduce`` region; also when the ``matmul`` family is not registered).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from accy.ir import Module, Operation, Value
@@ -25,6 +32,7 @@ from accy.ir.clone import clone_block_into
 from accy.ir.core import Block, Function, Region
 from accy.ir.ops.library import LIBRARY_OPS
 from accy.passes.base import Pass, PassContext
+from accy.passes.contraction import eligible_dot, is_epilogue_op
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
 
@@ -92,6 +100,37 @@ def _materialized(fn: Function) -> set[Value]:
     return mat
 
 
+def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operation]:
+    """``dot_general`` ops to run as the matmul family; with ``epilogues``, the result of
+    each whose only consumers form a chain of same-shape elementwise ops (ending at a
+    materialized value no other such product feeds) is left unmaterialized, so that chain
+    becomes the region's epilogue."""
+    dots = {op for op in fn.body.ops
+            if eligible_dot(op, lambda v: _is_input(v) or v in mat)}
+    if not epilogues:
+        return dots
+    claimed: set[Value] = set()
+    returned = set(fn.returns)
+    for op in fn.body.ops:
+        if op not in dots:
+            continue
+        v, shape = op.results[0], op.results[0].type.shape
+        end = None
+        while len(v.users) == 1 and v not in returned:
+            u = v.users[0]
+            if not is_epilogue_op(u) or u.results[0].type.shape != shape or \
+                    u.operands.count(v) != 1:
+                break
+            v = u.results[0]
+            if v in mat:
+                end = v
+                break
+        if end is not None and end not in claimed:
+            claimed.add(end)
+            mat.discard(op.results[0])
+    return dots
+
+
 def _collect(v: Value, mat: set[Value], members: set[Operation], inputs: list[Value]) -> None:
     """Gather the ops computing ``v`` inside one region, and the region's inputs."""
     op = v.defining_op
@@ -109,12 +148,15 @@ def _collect(v: Value, mat: set[Value], members: set[Operation], inputs: list[Va
             _collect(x, mat, members, inputs)
 
 
-def _build_region(fn: Function, v: Value, mat: set[Value]) -> Operation:
+def _build_region(fn: Function, v: Value, mat: set[Value],
+                  contract: frozenset[Operation] = frozenset()) -> Operation:
     members: set[Operation] = set()
     inputs: list[Value] = []
     _collect(v, mat, members, inputs)
     root = v.defining_op
     kind = "reduce" if root is not None and root.name in ROOT_OPS else "map"
+    if members & contract:
+        kind = "contract"
     src = Block()
     src.ops = [op for op in fn.body.ops if op in members]
     block = Block([x.type for x in inputs])
@@ -161,9 +203,15 @@ def _build_library_region(fn: Function, op: Operation) -> Operation:
     return region_op
 
 
-def fuse_function(fn: Function) -> int:
-    """Fuse one function in place; return the number of regions formed."""
+def fuse_function(fn: Function, contraction: str = "loops") -> int:
+    """Fuse one function in place; return the number of regions formed.
+
+    ``contraction``: ``library``, ``library-no-epilogue`` or ``loops`` (see the module
+    docstring)."""
     mat = _materialized(fn)
+    contract: frozenset[Operation] = frozenset()
+    if contraction != "loops":
+        contract = frozenset(_contract_dots(fn, mat, contraction == "library"))
     count = 0
     for op in list(fn.body.ops):
         if op.name in ("tensor.constant", "func.return", "dispatch.region"):
@@ -174,7 +222,7 @@ def fuse_function(fn: Function) -> int:
             continue
         for v in op.results:
             if v in mat and not _is_input(v):
-                _build_region(fn, v, mat)
+                _build_region(fn, v, mat, contract)
                 count += 1
     for op in reversed(list(fn.body.ops)):
         if op.name not in ("func.return", "dispatch.region") and all(
@@ -190,6 +238,19 @@ class FusionPass(Pass):
 
     name: ClassVar[str] = "fusion"
     summary: ClassVar[str] = "form dispatch.region work items (elementwise + reduction prologues)"
+    contraction: str = field(default="library", metadata={
+        "choices": ("library", "library-no-epilogue", "loops")})
 
     def run(self, module: Module, ctx: PassContext) -> bool:
-        return sum(fuse_function(fn) for fn in module.functions) > 0
+        mode = self.contraction if _matmul_family_available() else "loops"
+        return sum(fuse_function(fn, mode) for fn in module.functions) > 0
+
+
+def _matmul_family_available() -> bool:
+    from accy.errors import InputError
+    from accy.families import get_family
+
+    try:
+        return get_family("matmul").metadata.get("contract_plan") is not None
+    except InputError:
+        return False

@@ -396,7 +396,7 @@ class OutlineKernelsPass(Pass):
             for op in fn.body.ops:
                 if op.name != "dispatch.region":
                     continue
-                if op.attrs.get("kind") == "library":  # a kernel-family call: its own launches
+                if op.attrs.get("kind") in ("library", "contract"):  # family: own launches
                     from accy.families.lowering import TargetBackend, expand
 
                     lib_kernels, launches = expand(op, TargetBackend(ctx.target_profile,

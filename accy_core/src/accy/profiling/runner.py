@@ -71,7 +71,8 @@ def _choices(final: Any) -> dict[str, dict[str, str]]:
     out = {}
     for fn in final.functions:
         for op in fn.body.ops:
-            if op.name == "dispatch.region" and op.attrs.get("kind") != "library":
+            if op.name == "dispatch.region" and op.attrs.get("kind") not in ("library",
+                                                                              "contract"):
                 first = str(op.attrs.get("candidates", "")).split(",")[0]
                 out[op.attrs["kernel"]] = {
                     "candidate": op.attrs.get("candidate") or first,
