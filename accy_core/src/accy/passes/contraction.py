@@ -26,7 +26,7 @@ __all__ = ["MIN_WORK", "ContractCall", "contract_call", "dot_sizes", "eligible_d
            "is_epilogue_op", "operand_chain_ok", "worthwhile"]
 
 #: multiply-adds below which the fused per-output loop is as fast as a family launch
-MIN_WORK = 1 << 16
+MIN_WORK = 1 << 15
 
 
 def dot_sizes(op: Operation) -> tuple[int, int, int, int]:
@@ -45,17 +45,29 @@ def worthwhile(batch: int, m: int, n: int, k: int) -> bool:
     return batch * m * n * k >= MIN_WORK and k >= 8 and m * n * batch >= 8
 
 
-def is_epilogue_op(op: Operation) -> bool:
-    """Elementwise ops a contraction's epilogue may hold (``arith.*``, ``math.*``)."""
-    return op.name.split(".")[0] in ("arith", "math") and op.op_def.has("elementwise")
+def is_epilogue_op(op: Operation, v: Value) -> bool:
+    """Whether ``op``, consuming ``v`` once, may continue a contraction's epilogue: an
+    elementwise op (``arith.*``, ``math.*``) of ``v``'s shape, or a reshape (the output
+    element at each linear position stays the product's element there)."""
+    if op.operands.count(v) != 1:
+        return False
+    if op.name == "tensor.reshape":
+        return True
+    return (op.name.split(".")[0] in ("arith", "math") and op.op_def.has("elementwise")
+            and op.results[0].type.shape == v.type.shape)
 
 
 def operand_chain_ok(v: Value, is_base: Callable[[Value], bool]) -> bool:
-    """``v`` is ``is_base`` itself or a chain of transposes of such a value."""
+    """``v`` is ``is_base`` itself, or transposes of reshapes of such a value (a reshape of a
+    buffer is a row-major view of it; a transpose permutes strides)."""
+    reshaped = False
     while not is_base(v):
         op = v.defining_op
-        if op is None or op.name != "tensor.transpose":
+        if op is None or op.name not in ("tensor.transpose", "tensor.reshape"):
             return False
+        if op.name == "tensor.transpose" and reshaped:
+            return False
+        reshaped = reshaped or op.name == "tensor.reshape"
         v = op.operands[0]
     return True
 
@@ -81,11 +93,12 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
 def _base_view(v: Value, is_base: Callable[[Value], bool]) -> tuple[Value, list[int]]:
     """The buffer under a transpose chain and the element strides of ``v``'s axes."""
     perms: list[tuple[int, ...]] = []
-    while not is_base(v):
-        op = v.defining_op
-        perms.append(tuple(op.attrs["perm"]))
-        v = op.operands[0]
+    while not is_base(v) and v.defining_op.name == "tensor.transpose":
+        perms.append(tuple(v.defining_op.attrs["perm"]))
+        v = v.defining_op.operands[0]
     strides = _row_major(v.type.shape)
+    while not is_base(v):  # reshapes of the buffer: row-major in the top shape
+        v = v.defining_op.operands[0]
     for perm in reversed(perms):
         strides = [strides[p] for p in perm]
     return v, strides
@@ -178,11 +191,12 @@ def contract_call(region: Operation) -> ContractCall:
         if acc_t.rank == nd_b + 2 and nd_b <= 1:
             comps = ((b,) if nd_b else ()) + (i, j)
         idx = Index(acc_t.shape, comps=comps, linear=lin)
+        oidx = idx if out.type.shape == acc_t.shape else Index(out.type.shape, linear=lin)
         result: list = []
 
         def body() -> None:
             em.memo[(id(dres), idx.key())] = acc
-            result.append(em.value_at(out, idx))
+            result.append(em.value_at(out, oidx))
 
         stmts = em.nested(body)
         return stmts, result[0]

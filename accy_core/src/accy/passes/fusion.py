@@ -102,9 +102,10 @@ def _materialized(fn: Function) -> set[Value]:
 
 def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operation]:
     """``dot_general`` ops to run as the matmul family; with ``epilogues``, the result of
-    each whose only consumers form a chain of same-shape elementwise ops (ending at a
-    materialized value no other such product feeds) is left unmaterialized, so that chain
-    becomes the region's epilogue."""
+    each whose only consumers form a chain of elementwise ops and reshapes
+    (:func:`~accy.passes.contraction.is_epilogue_op`, ending at a materialized value no other
+    such product feeds) is left unmaterialized, so that chain becomes the region's
+    epilogue."""
     dots = {op for op in fn.body.ops
             if eligible_dot(op, lambda v: _is_input(v) or v in mat)}
     if not epilogues:
@@ -114,12 +115,10 @@ def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operat
     for op in fn.body.ops:
         if op not in dots:
             continue
-        v, shape = op.results[0], op.results[0].type.shape
-        end = None
+        v, end = op.results[0], None
         while len(v.users) == 1 and v not in returned:
             u = v.users[0]
-            if not is_epilogue_op(u) or u.results[0].type.shape != shape or \
-                    u.operands.count(v) != 1:
+            if not is_epilogue_op(u, v):
                 break
             v = u.results[0]
             if v in mat:
