@@ -21,7 +21,7 @@ def _private_tuning_cache(monkeypatch, tmp_path):
 
 
 def test_sweep_writes_cache_and_a_new_process_uses_it(backend, tmp_path):
-    wl = build("mlp_two_layer", 32, 64)
+    wl = build("attention_softmax", 32, 64)
     results = sweep_program(wl.module, backend, warmup=0, samples=2)
     assert results and all(r.best is not None for r in results)
     entries = TuningCache().load(strict=True)
@@ -30,7 +30,7 @@ def test_sweep_writes_cache_and_a_new_process_uses_it(backend, tmp_path):
         assert r.best.median_ns == min(m.median_ns for m in r.measurements)
     best = {r.kernel: r.best.label for r in results if r.cached}
     run = tmp_path / "after.jsonl"
-    cmd = [sys.executable, "-m", "accy", "profile", "--workload", "mlp_two_layer",
+    cmd = [sys.executable, "-m", "accy", "profile", "--workload", "attention_softmax",
            "--elements", "32", "--chain", "64", "--backend", backend, "--samples", "1",
            "--warmup", "0", "--no-progress", "-o", str(run)]
     subprocess.run(cmd, check=True, env=dict(os.environ), capture_output=True, timeout=300)

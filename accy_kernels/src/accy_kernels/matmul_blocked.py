@@ -69,26 +69,31 @@ def pack_kernel(dtype: str, width: int):
 
 
 @functools.cache
-def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int,
-                   epilogue: Epilogue = NO_EPILOGUE):
-    """The ``MR x (lanes*nv)`` tile kernel over packed panels (see the module docstring).
+def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bool = True,
+                   pack_b: bool = True, epilogue: Epilogue = NO_EPILOGUE):
+    """The ``MR x (lanes*nv)`` tile kernel (see the module docstring).
 
-    Buffers (c: write, ap, bp, *epilogue buffers); scalars m, n, kp, tiles_m, tiles_n,
-    tiles, stride (i32), a_batch, b_batch (i64: packed elements per batch, 0 when the
-    operand is broadcast over the batch).
+    Buffers (c: write, a, b, *epilogue buffers): ``a``/``b`` packed panels (``pack_a``,
+    ``pack_b``) or the operands themselves (``A`` with unit ``p`` stride, rows clamped to
+    ``m - 1``; ``B`` with unit ``j`` stride and ``n`` a multiple of ``NR``). Scalars m, n,
+    k, tiles_m, tiles_n, tiles, stride (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64).
+    Packed: ``a_sb``/``b_sb`` are the elements of one batch's panels (0: shared by every
+    batch), the other strides unused.
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
-    name = f"matmul_blocked_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}{epilogue.tag()}"
+    pk = ("p" if pack_a else "d") + ("p" if pack_b else "d")
+    name = f"matmul_blocked_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_{pk}{epilogue.tag()}"
     kb = KernelBuilder(name, lanes)
     c = kb.buffer("c", out_dtype, "write")
-    ap, bp = kb.buffer("ap", dtype, "read"), kb.buffer("bp", dtype, "read")
+    a, b = kb.buffer("a", dtype, "read"), kb.buffer("b", dtype, "read")
     for bname, bdt in epilogue.buffers:
         kb.buffer(bname, bdt, "read")
-    m, n, kp = kb.scalar("m", "i32"), kb.scalar("n", "i32"), kb.scalar("kp", "i32")
+    m, n, k = kb.scalar("m", "i32"), kb.scalar("n", "i32"), kb.scalar("k", "i32")
     tm, tn = kb.scalar("tiles_m", "i32"), kb.scalar("tiles_n", "i32")
     tiles, stride = kb.scalar("tiles", "i32"), kb.scalar("stride", "i32")
-    a_batch, b_batch = kb.scalar("a_batch", "i64"), kb.scalar("b_batch", "i64")
+    a_off, a_sb, a_si = (kb.scalar(x, "i64") for x in ("a_off", "a_sb", "a_si"))
+    b_off, b_sb, b_sp = (kb.scalar(x, "i64") for x in ("b_off", "b_sb", "b_sp"))
     g, lid = kb.group_id(), kb.local_id()
     with kb.if_((g % stride == 0) & (g / stride < tiles)):
         t = kb.let("mm_t", g / stride)
@@ -96,21 +101,42 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int,
         bt = kb.let("mm_b", t / per)
         rem = kb.let("mm_rem", t % per)
         jt, it = kb.let("mm_jt", rem / tm), kb.let("mm_it", rem % tm)
-        kp64 = kb.let("mm_kp", kp.cast("i64"))
-        abase = kb.let("mm_abase", bt.cast("i64") * a_batch + it.cast("i64") * kp64 * mr)
-        bbase = kb.let("mm_bbase", bt.cast("i64") * b_batch + jt.cast("i64") * kp64 * nr)
+        k64 = kb.let("mm_k", k.cast("i64"))
+        if pack_a:  # element (r, p) at a_rows[0] + p*mr + r
+            a_rows = [kb.let("mm_abase", bt.cast("i64") * a_sb + it.cast("i64") * k64 * mr)]
+            a_step = kb.const(mr, "i64")
+        else:
+            base = a_off + bt.cast("i64") * a_sb
+            a_rows = [kb.let(f"mm_arow{r}", base + call("min", it * mr + r, m - 1).cast("i64")
+                             * a_si) for r in range(mr)]
+            a_step = kb.const(1, "i64")  # unit k stride: constant offsets from each row
+        if pack_b:  # element (p, c) at bbase + p*nr + c
+            bbase = kb.let("mm_bbase", bt.cast("i64") * b_sb + jt.cast("i64") * k64 * nr)
+            b_step = kb.const(nr, "i64")
+        else:
+            bbase = kb.let("mm_bbase", b_off + bt.cast("i64") * b_sb + jt.cast("i64") * nr)
+            b_step = b_sp
         zero = kb.const(0, dtype)
         acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
-        with kb.for_("mm_p", kb.const(0, "i64"), kp64, ku) as p:
-            for u in range(ku):
-                brow = bbase + (p + u) * nr + lid.cast("i64")
-                bv = [kb.let(f"mm_b{u}_{v}", bp[brow + v * lanes]) for v in range(nv)]
-                arow = abase + (p + u) * mr
+
+        def step(p, unroll: int, tag: str) -> None:
+            for u in range(unroll):
+                brow = bbase + (p + u) * b_step + lid.cast("i64")
+                bv = [kb.let(f"mm_b{tag}{u}_{v}", b[brow + v * lanes]) for v in range(nv)]
                 for r in range(mr):
-                    a_r = kb.let(f"mm_a{u}_{r}", ap[arow + r])
+                    addr = a_rows[0] + (p + u) * a_step + r if pack_a else \
+                        a_rows[r] + (p + u) * a_step
+                    a_r = kb.let(f"mm_a{tag}{u}_{r}", a[addr])
                     for v in range(nv):
                         kb.assign(acc[r][v], fma(a_r, bv[v], acc[r][v]))
             kb.barrier()
+
+        kmain = kb.let("mm_kmain", (k64 / ku) * ku)
+        with kb.for_("mm_p", kb.const(0, "i64"), kmain, ku) as p:
+            step(p, ku, "m")
+        if ku > 1:
+            with kb.for_("mm_q", kmain, k64) as q:
+                step(q, 1, "r")
         i0, j0 = it * mr, jt * nr + lid
         for r in range(mr):
             for v in range(nv):
@@ -156,30 +182,54 @@ def candidates() -> tuple[Candidate, ...]:
 def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidate,
                  epilogue: Epilogue = NO_EPILOGUE, extra=()) -> None:
     """Append the pack and tile launches of ``prob`` to ``plan`` (slots ``a``, ``b``,
-    ``out``, epilogue input slots ``extra``)."""
+    ``out``, epilogue input slots ``extra``).
+
+    ``A`` is read in place when its ``k`` stride is 1 (rows are independent streams), else
+    packed; ``B`` is packed unless its rows
+    are unit-stride, ``n`` is a multiple of ``NR`` and it is reused little (at most 4 row
+    tiles) or fits in L2 (256 KiB): packed panels avoid the cache-set conflicts of
+    power-of-two row strides. Candidate option ``pack_a`` packs ``A`` too.
+    """
     dt = prob.dtype
     lanes = simd_lanes(backend, dt)
     mr, nv, ku = (int(candidate.option(k, d)) for k, d in (("mr", 6), ("nv", 2), ("ku", 4)))
     nr = lanes * nv
     tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
-    kp = ceil_div(max(prob.k, 1), ku) * ku
+    item = 8 if dt in ("f64", "i64") else 4
+    pack_a = bool(candidate.option("pack_a", False)) or prob.a_strides[2] != 1
+    pack_b = not (prob.b_strides[2] == 1 and prob.n % nr == 0
+                  and (tm <= 4 or prob.k * prob.n * item <= 256 * 1024))
+    pack_b = bool(candidate.option("pack_b", pack_b)) or prob.b_strides[2] != 1 \
+        or prob.n % nr != 0
     a_bat = prob.batch if prob.a_strides[0] else 1
     b_bat = prob.batch if prob.b_strides[0] else 1
-    ap, bp = plan.temp(dt, a_bat * tm * kp * mr), plan.temp(dt, b_bat * tn * kp * nr)
-    for slot, src, bat, tiles, width, rows, off, (sb, sr, sk) in (
-            (ap, a, a_bat, tm, mr, prob.m, prob.a_offset, prob.a_strides),
-            (bp, b, b_bat, tn, nr, prob.n, prob.b_offset,
-             (prob.b_strides[0], prob.b_strides[2], prob.b_strides[1]))):
-        total = bat * tiles * kp * width
-        plan.launch(pack_kernel(dt, width), groups_for(total, PACK_WG), [slot, src],
-                    [("i32", total), ("i32", rows), ("i32", prob.k), ("i32", kp),
-                     ("i32", tiles), ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
+    k = prob.k
+    a_sc = [("i64", prob.a_offset), ("i64", prob.a_strides[0]), ("i64", prob.a_strides[1])]
+    b_sc = [("i64", prob.b_offset), ("i64", prob.b_strides[0]), ("i64", prob.b_strides[1])]
+    if pack_a:
+        ap = plan.temp(dt, a_bat * tm * k * mr)
+        _pack(plan, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
+        a, a_sc = ap, [("i64", 0), ("i64", tm * k * mr if a_bat > 1 else 0), ("i64", 0)]
+    if pack_b:
+        bp = plan.temp(dt, b_bat * tn * k * nr)
+        sb = prob.b_strides
+        _pack(plan, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset, (sb[0], sb[2], sb[1]))
+        b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", 0)]
     tiles = prob.batch * tm * tn
     stride = spread(backend, tiles, lanes)
-    kernel = blocked_kernel(dt, mr, lanes, nv, ku, epilogue)
-    plan.launch(kernel, tiles * stride, [out, ap, bp, *extra],
-                [("i32", prob.m), ("i32", prob.n), ("i32", kp), ("i32", tm), ("i32", tn),
-                 ("i32", tiles), ("i32", stride),
-                 ("i64", tm * kp * mr if a_bat > 1 else 0),
-                 ("i64", tn * kp * nr if b_bat > 1 else 0)])
+    kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b, epilogue)
+    plan.launch(kernel, tiles * stride, [out, a, b, *extra],
+                [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
+                 ("i32", tiles), ("i32", stride), *a_sc, *b_sc])
+
+
+def _pack(plan, dst, src, batches, tiles, width, rows, k, off, strides) -> None:
+    total = batches * tiles * k * width
+    if total == 0:
+        return
+    sb, sr, sk = strides
+    plan.launch(pack_kernel(dst.dtype, width), groups_for(total, PACK_WG), [dst, src],
+                [("i32", total), ("i32", rows), ("i32", k), ("i32", k), ("i32", tiles),
+                 ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
+
 

@@ -24,6 +24,7 @@ from typing import ClassVar
 
 from accy.ir import Module, Operation, Value
 from accy.ir.core import Function
+from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.passes.base import Pass, PassContext
 
 __all__ = ["BufferizePass", "plan_function"]
@@ -111,7 +112,7 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
             slot_of[out] = slots.take_temp(out.type.nbytes) if reuse else slots.new(out.type.nbytes)
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
-    if op.attrs.get("kind") in ("library", "contract"):
+    if op.attrs.get("kind") in FAMILY_KINDS:
         from accy.families.lowering import scratch_bytes
 
         scratch = [slots.take_temp(n) if reuse else slots.new(n) for n in scratch_bytes(op, target)]

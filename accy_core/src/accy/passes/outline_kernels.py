@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from accy.errors import VerifyError
 from accy.ir import Module, Operation, Value
+from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.ir.ops.linalg import dot_general_dims
 from accy.kernel import (
     Assign,
@@ -396,7 +397,7 @@ class OutlineKernelsPass(Pass):
             for op in fn.body.ops:
                 if op.name != "dispatch.region":
                     continue
-                if op.attrs.get("kind") in ("library", "contract"):  # family: own launches
+                if op.attrs.get("kind") in FAMILY_KINDS:  # a kernel-family call: own launches
                     from accy.families.lowering import TargetBackend, expand
 
                     lib_kernels, launches = expand(op, TargetBackend(ctx.target_profile,

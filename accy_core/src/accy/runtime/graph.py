@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from accy.ir import Function, Module, TensorType
+from accy.ir.ops.dispatch import FAMILY_KINDS
 
 __all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function"]
 
@@ -86,10 +87,6 @@ class LaunchGraph:
         return out
 
 
-#: region kinds whose launches a kernel family recorded (``launches`` attribute)
-_FAMILY_KINDS = ("library", "contract")
-
-
 def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     """The launch graph of ``fn`` after the kernel stage (regions carry slots and kernels)."""
     kernels = module.attrs.get("kernels", {})
@@ -105,7 +102,7 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
         if op.name == "tensor.constant":
             g.constants[op.attrs["slot"]] = np.array(op.attrs["value"], order="C")
         elif op.name == "dispatch.region" and (
-                op.attrs.get("kind") in _FAMILY_KINDS or _has_checks(op)):
+                op.attrs.get("kind") in FAMILY_KINDS or _has_checks(op)):
             _library_or_checked(g, op, kernels)
         elif op.name == "dispatch.region":
             name = op.attrs["kernel"]
@@ -134,7 +131,7 @@ def _library_or_checked(g: LaunchGraph, op, kernels: dict) -> None:
         t = op.operands[k].type
         g.checks.append(IndexCheck(len(g.launches), op.attrs["in_slots"][k], t.dtype.value,
                                    t.num_elements, low, high, what))
-    if op.attrs.get("kind") not in _FAMILY_KINDS:
+    if op.attrs.get("kind") not in FAMILY_KINDS:
         name = op.attrs["kernel"]
         g.kernels[name] = kernels[name]
         g.launches.append(GraphLaunch(

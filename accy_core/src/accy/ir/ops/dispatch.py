@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from accy.ir.ops.registry import OpDef, register_op
 
+#: region kinds a kernel family expands into its own launches (``launches`` attribute):
+#: ``library`` (one ``library.*`` call) and ``contract`` (a ``dot_general`` and its fused
+#: epilogue, see :mod:`accy.passes.contraction`)
+FAMILY_KINDS = ("library", "contract")
+
 register_op(OpDef(
     "dispatch.region", None, lambda types, attrs: [], None,
     optional_attrs={
@@ -29,7 +34,7 @@ register_op(OpDef(
         "candidates": ("str", ""),
         "candidate": ("str", ""),
         "candidate_source": ("str", ""),
-        # kind "library" (a kernel-family call): its scratch slots and, after the kernel
+        # kinds "library"/"contract" (kernel-family calls): scratch slots and, after the kernel
         # stage, its launches (JSON: [[kernel, groups, workgroup_size, slots, scalars]...])
         "scratch_slots": ("ints", ()),
         "launches": ("str", ""),
@@ -40,4 +45,4 @@ register_op(OpDef(
 register_op(OpDef("dispatch.yield", None, lambda types, attrs: [], None,
                   traits=frozenset({"terminator"}), summary="values produced by a region"))
 
-__all__: list[str] = []
+__all__ = ["FAMILY_KINDS"]

@@ -1,0 +1,196 @@
+"""Benchmark: accy contractions (the ``matmul`` family through the compiler) vs numpy/OpenBLAS.
+
+One run prints, per case: best-of-R wall time of a compiled accy program and of numpy
+(pinned to accy's thread count with threadpoolctl), GFLOP/s, the ratio accy / numpy and
+the fraction of the machine's peak. Cases: square f32 and f64 (256, 512, 1024; 2048 with
+``--big``), tall-skinny 65536x64 @ 64x64, matrix-vector 4096x4096 @ 4096 (reported in GB/s
+of A against a measured copy bandwidth), batched 64 x 128x128, the MLP layer
+``relu(x @ W + b)`` (one accy kernel pass vs numpy's three calls) and an attention block
+``softmax(q k^T / sqrt(d)) v``. ``--vulkan`` adds lavapipe: the family against the generic
+one-work-item-per-output kernels (``fusion{contraction=loops}``) at small sizes.
+
+Peak = cores x clock x (SIMD bits / element bits) x 2 FMA pipes x 2 flops; the clock is
+``cpuinfo_max_freq`` (else ``/proc/cpuinfo``'s MHz) and the SIMD width the CPU backend's
+``simd*`` feature; both are assumptions printed with the result. The machine may be shared:
+ratios measured in the same run are the figures to compare.
+
+Usage: ``python bench/matmul.py [--repeat R] [--big] [--vulkan] [--threads T]``. For
+OpenBLAS's own kernel choice run it with ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` unset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+
+def _timed(fn, repeat: int) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _peak_gflops(threads: int, dtype) -> tuple[float, str]:
+    from accy.plugins import open_backend
+
+    feats = open_backend("cpu").capabilities().features
+    bits = 512 if "simd512" in feats else 256 if "simd256" in feats else 128
+    ghz = 0.0
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as f:
+            ghz = int(f.read()) / 1e6
+    except OSError:
+        with open("/proc/cpuinfo") as f:
+            mhz = [float(line.split(":")[1]) for line in f if line.startswith("cpu MHz")]
+        ghz = max(mhz) / 1e3 if mhz else 2.0
+    lanes = bits // (8 * np.dtype(dtype).itemsize)
+    peak = threads * ghz * lanes * 2 * 2
+    return peak, f"{threads} cores x {ghz:.2f} GHz x {lanes} lanes x 2 FMA pipes x 2"
+
+
+def _copy_bandwidth(repeat: int) -> float:
+    a = np.ones(1 << 25, np.float32)
+    b = np.empty_like(a)
+    t = _timed(lambda: np.copyto(b, a), repeat)
+    return 2 * a.nbytes / t / 1e9
+
+
+def _compile(fn, args, backend="cpu"):
+    import accy
+
+    return accy.compile(accy.jit(fn).lower(*args), backend=backend, use_cache=False)
+
+
+def _row(name, flops, t_accy, t_np, peak, extra=""):
+    gf = flops / t_accy / 1e9
+    gn = flops / t_np / 1e9 if t_np else float("nan")
+    print(f"{name:<28} accy {t_accy * 1e3:9.2f} ms {gf:7.1f} GF/s ({100 * gf / peak:4.1f}% peak)"
+          f" | numpy {t_np * 1e3:9.2f} ms {gn:7.1f} GF/s | accy/numpy {gf / gn:5.2f}{extra}")
+
+
+def _softmax(s):
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True)
+
+
+def cases(big: bool):
+    """``(name, accy program, numpy reference, args, flops, dtype)`` of every CPU case."""
+    import accy.numpy as anp
+
+    rng = np.random.default_rng(0)
+
+    def arr(*shape, dtype=np.float32):
+        return rng.standard_normal(shape).astype(dtype)
+
+    def mm(a, b):
+        return a @ b
+
+    for dt in (np.float32, np.float64):
+        for n in (256, 512, 1024) + ((2048,) if big else ()):
+            yield (f"square {np.dtype(dt).name} {n}", mm, mm,
+                   (arr(n, n, dtype=dt), arr(n, n, dtype=dt)), 2 * n**3, dt)
+    yield ("tall-skinny 65536x64@64x64", mm, mm, (arr(65536, 64), arr(64, 64)),
+           2 * 65536 * 64 * 64, np.float32)
+    yield ("batched 64x128x128", mm, mm, (arr(64, 128, 128), arr(64, 128, 128)),
+           2 * 64 * 128**3, np.float32)
+    yield ("MLP relu(x@W+b) 256x1024", lambda x, w, b: anp.maximum(x @ w + b, 0.0),
+           lambda x, w, b: np.maximum(x @ w + b, 0.0),
+           (arr(256, 1024), arr(1024, 1024), arr(1024)), 2 * 256 * 1024**2, np.float32)
+    d = 64
+    yield ("attention 512x64",
+           lambda q, k, v: anp.softmax(q @ k.T * (1 / np.sqrt(d)), axis=-1) @ v,
+           lambda q, k, v: _softmax(q @ k.T * (1 / np.sqrt(d))) @ v,
+           (arr(512, d), arr(512, d), arr(512, d)), 2 * 2 * 512 * 512 * d, np.float32)
+
+
+def run_cpu(repeat: int, big: bool, threads: int) -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    info = [(i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
+            for i in threadpool_info()]
+    print(f"numpy BLAS (threadpoolctl): {info}; pinned to {threads} threads")
+    for name, fn, ref, args, flops, dt in cases(big):
+        exe = _compile(fn, args)
+        t_accy = _timed(lambda e=exe, a=args: e(*a), repeat)
+        got = exe(*args)[0]
+        with threadpool_limits(threads):
+            t_np = _timed(lambda a=args, r=ref: r(*a), repeat)
+            want = ref(*args)
+        err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
+        peak, _ = _peak_gflops(threads, dt)
+        _row(name, flops, t_accy, t_np, peak, f" | rel err {err:.1e}")
+    a, x = np.random.default_rng(1).standard_normal((2, 4096, 4096)).astype(np.float32)[0], \
+        np.ones(4096, np.float32)
+    exe = _compile(lambda a, x: a @ x, (a, x))
+    t_accy = _timed(lambda: exe(a, x), repeat)
+    with threadpool_limits(threads):
+        t_np = _timed(lambda: a @ x, repeat)
+    bw = _copy_bandwidth(repeat)
+    ga, gn = a.nbytes / t_accy / 1e9, a.nbytes / t_np / 1e9
+    print(f"{'matvec 4096x4096@4096':<28} accy {t_accy * 1e3:9.2f} ms {ga:6.1f} GB/s "
+          f"({100 * ga / bw:4.0f}% of copy bandwidth {bw:.1f} GB/s) | numpy {t_np * 1e3:9.2f} ms "
+          f"{gn:6.1f} GB/s | accy/numpy {t_np / t_accy:5.2f}")
+    print("peak f32:", _peak_gflops(threads, np.float32)[1])
+    _numba(repeat, threads)
+
+
+def _numba(repeat: int, threads: int) -> None:
+    try:
+        import numba
+    except ImportError:
+        print("numba: not installed, skipped")
+        return
+    numba.set_num_threads(threads)
+    a = np.random.rand(512, 512).astype(np.float32)
+
+    @numba.njit(parallel=True, fastmath=True)
+    def mm(a, b):
+        return a @ b
+    t = _timed(lambda: mm(a, a), repeat)
+    print(f"numba njit a@b 512 f32: {t * 1e3:.2f} ms {2 * 512**3 / t / 1e9:.1f} GF/s")
+
+
+def run_vulkan(repeat: int) -> None:
+    from accy.passes import get_pipeline, register_pipeline
+
+    old = get_pipeline("dispatch")
+    rng = np.random.default_rng(2)
+    for n in (128, 256):
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+        times = {}
+        for mode in ("library", "loops"):
+            register_pipeline("dispatch", f"fusion{{contraction={mode}}}", replace=True)
+            try:
+                exe = _compile(lambda a, b: a @ b, (a, b), "vulkan")
+                times[mode] = _timed(lambda e=exe, x=a, y=b: e(x, y), max(1, repeat // 2))
+            finally:
+                register_pipeline("dispatch", old, replace=True, provider="accy-core")
+        print(f"vulkan square f32 {n}: family {times['library'] * 1e3:8.2f} ms, naive loops "
+              f"{times['loops'] * 1e3:8.2f} ms, speed-up {times['loops'] / times['library']:.1f}x")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--big", action="store_true", help="add the 2048 square cases")
+    ap.add_argument("--vulkan", action="store_true", help="add lavapipe vs the naive kernels")
+    ap.add_argument("--threads", type=int, default=None, help="ACCY_NUM_THREADS (all cores)")
+    args = ap.parse_args()
+    if args.threads:
+        os.environ["ACCY_NUM_THREADS"] = str(args.threads)
+    from accy import config
+
+    run_cpu(args.repeat, args.big, config.num_threads())
+    if args.vulkan:
+        run_vulkan(args.repeat)
+
+
+if __name__ == "__main__":
+    main()
