@@ -117,8 +117,8 @@ def loop_trips(name: str, prob: MatmulProblem, candidate: Candidate) -> int:
     """Loop iterations one work-item of ``gemv`` / ``blocked`` runs (with loop exits; device
     targets: the work-group size of the candidate, else 64)."""
     if name == "blocked":
-        ku = int(candidate.option("ku", 4))
-        return ceil_div(prob.k, ku) + 2
+        ku = int(candidate.option("ku", 4))  # unrolled main loop, then the remainder
+        return prob.k // ku + prob.k % ku + 2
     form = gemv_form(prob)
     w = candidate.workgroup_size or 64
     if form is not None and form[0] == "rows":
