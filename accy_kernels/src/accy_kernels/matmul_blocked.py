@@ -70,7 +70,7 @@ def pack_kernel(dtype: str, width: int):
 
 @functools.cache
 def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bool = True,
-                   pack_b: bool = True, epilogue: Epilogue = NO_EPILOGUE):
+                   pack_b: bool = True, epilogue: Epilogue = NO_EPILOGUE, split: bool = True):
     """The ``MR x (lanes*nv)`` tile kernel (see the module docstring).
 
     Buffers (c: write, a, b, *epilogue buffers): ``a``/``b`` packed panels (``pack_a``,
@@ -83,6 +83,7 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
     pk = ("p" if pack_a else "d") + ("p" if pack_b else "d")
+    pk += "" if split else "g"
     name = f"matmul_blocked_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_{pk}{epilogue.tag()}"
     kb = KernelBuilder(name, lanes)
     c = kb.buffer("c", out_dtype, "write")
@@ -137,28 +138,68 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
         if ku > 1:
             with kb.for_("mm_q", kmain, k64) as q:
                 step(q, 1, "r")
-        i0, j0 = it * mr, jt * nr + lid
-        for r in range(mr):
-            for v in range(nv):
-                i, j = i0 + r, j0 + v * lanes
-                _store(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j < n))
+        i0, j0 = kb.let("mm_i0", it * mr), kb.let("mm_j0", jt * nr)
+        rows = [kb.let(f"mm_crow{r}", (bt * m + i0 + r).cast("i64") * n.cast("i64"))
+                for r in range(mr)]
+        _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split)
     return kb.build()
 
 
-def _store(kb: KernelBuilder, c, epilogue: Epilogue, acc, b, i, j, m, n, cond) -> None:
-    """``if cond: C[b, i, j] = epilogue(acc)`` (row-major ``(batch, m, n)``).
+def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split) -> None:
+    """Store the tile. ``split``: whole tiles store without per-element bounds checks — the
+    barriers make the branch a work-group-level one, each side its own work-item loop
+    (host targets only: LLVM's SPIR-V backend misplaces the code SimplifyCFG hoists out of
+    such a branch, after its ``OpSelectionMerge``). The stores stay scalar (LLVM neither
+    vectorizes the lane loop nor SLP-packs it after unrolling): a cost of ``MR x NR``
+    stores per tile, small against ``k`` steps of the microkernel."""
+    mr, nv = len(acc), len(acc[0])
+
+    def guarded() -> None:
+        for r in range(mr):
+            for v in range(nv):
+                i, j = i0 + r, j0 + v * lanes
+                _store(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j + lid < n),
+                       lid, rows[r])
+
+    if not split:
+        guarded()
+        return
+    with kb.if_((i0 + mr <= m) & (j0 + nv * lanes <= n)):
+        for r in range(mr):
+            for v in range(nv):
+                _store(kb, c, epilogue, acc[r][v], bt, i0 + r, j0 + v * lanes, m, n, None,
+                       lid, rows[r])
+        kb.barrier()
+    with kb.else_():
+        guarded()
+        kb.barrier()
+
+
+def _store(kb: KernelBuilder, c, epilogue: Epilogue, acc, b, i, j, m, n, cond,
+           lane=None, row=None) -> None:
+    """``if cond: C[b, i, j] = epilogue(acc)`` (row-major ``(batch, m, n)``; ``cond``
+    None: in bounds, stored unconditionally; ``lane``: the column is ``j + lane``; ``row``:
+    ``(b*m + i) * n`` precomputed, i64).
 
     The address and the stored value are computed before the branch (the epilogue at
     ``(min(i, m-1), min(j, n-1))`` so that its loads stay in bounds), leaving only the
     store inside it: LLVM's SPIR-V backend misplaces instructions of a branch's body that
     end up in its header (after ``OpSelectionMerge``), which spirv-val rejects.
     """
-    idx = kb.let(kb.fresh("mm_c"), (b * m + i) * n + j)
-    if epilogue.fn is not None:
+    if lane is None:
+        idx = kb.let(kb.fresh("mm_c"), (b * m + i) * n + j)
+    else:  # 64-bit, uniform part + lane: consecutive lanes are consecutive addresses
+        row = (b * m + i).cast("i64") * n.cast("i64") if row is None else row
+        idx = kb.let(kb.fresh("mm_c"), row + j.cast("i64") + lane.cast("i64"))
+        j = j + lane
+    if epilogue.fn is not None and cond is not None:
         i, j = call("min", i, m - 1), call("min", j, n - 1)
     stmts, value = epilogue.apply(acc.expr, b.expr, i.expr, j.expr)
     for s in stmts:
         kb._emit(s)
+    if cond is None:  # known in bounds
+        kb.store(c, idx, value)
+        return
     val = kb.let(kb.fresh("mm_v"), value) if epilogue.fn is not None else acc
     with kb.if_(cond):
         kb.store(c, idx, val)
@@ -217,7 +258,7 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
         b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", 0)]
     tiles = prob.batch * tm * tn
     stride = spread(backend, tiles, lanes)
-    kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b, epilogue)
+    kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b, epilogue, host_like(backend))
     plan.launch(kernel, tiles * stride, [out, a, b, *extra],
                 [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
                  ("i32", tiles), ("i32", stride), *a_sc, *b_sc])

@@ -45,12 +45,18 @@ def _coords(swap: bool, bt, row):
 
 
 @functools.cache
-def rows_kernel(dtype: str, w: int, r_rows: int, swap: bool, epilogue: Epilogue = NO_EPILOGUE):
+def rows_kernel(dtype: str, w: int, r_rows: int, swap: bool, epilogue: Epilogue = NO_EPILOGUE,
+                x_unit: bool = True):
     """Rows form. Buffers (c: write, a, x, *epilogue); scalars m, k, blocks (i32), a_off,
-    sa_b, sa_i, x_off, sx_b, sx_p (i64). ``swap``: output row ``i`` is ``C[b, 0, i]``."""
-    name = f"matmul_gemv_rows_{dtype}_w{w}_r{r_rows}{'_t' if swap else ''}{epilogue.tag()}"
+    sa_b, sa_i, x_off, sx_b, sx_p (i64). ``swap``: output row ``i`` is ``C[b, 0, i]``.
+    ``x_unit``: ``x`` has unit stride (``sx_p`` ignored), so its loads vectorize without a
+    run-time stride check (which keeps the partial sums out of registers)."""
+    name = (f"matmul_gemv_rows_{dtype}_w{w}_r{r_rows}{'_t' if swap else ''}"
+            f"{'' if x_unit else '_xs'}{epilogue.tag()}")
     kb = KernelBuilder(name, w)
     c, a, x, m, k, blocks, a_off, sab, sai, x_off, sxb, sxp = _common(kb, dtype, epilogue)
+    if x_unit:
+        sxp = kb.const(1, "i64")
     part = kb.shared("part", dtype, w * r_rows)
     g, lid = kb.group_id(), kb.local_id()
     bt = kb.let("mm_b", g / blocks)
@@ -148,7 +154,7 @@ def plan_gemv(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidat
     if form == "rows":
         r = int(candidate.option("r", 4))
         blocks = ceil_div(p.m, r)
-        kernel = rows_kernel(p.dtype, w, r, swap, epilogue)
+        kernel = rows_kernel(p.dtype, w, r, swap, epilogue, x_strides[1] == 1 or p.k == 1)
         other = p.a_strides[1]
     else:
         blocks = ceil_div(p.m, w)
