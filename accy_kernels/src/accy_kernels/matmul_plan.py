@@ -6,7 +6,9 @@ Default heuristic (shape and device limits, never the backend's name):
 - a host-memory backend (the CPU) → ``blocked`` (packed panels, vector microkernel);
 - otherwise → ``tiled``, the largest tile that fits the device's work-group size and shared
   memory and does not leave most work-groups idle (64x64 tiles only when there are at
-  least 2 per output dimension, else 32x32).
+  least 2 per output dimension, else 32x32); on devices with subgroups narrower than 32
+  (CPU-style SIMD implementations such as lavapipe) 64 work-items with 8x8 register tiles
+  first (measured 278 ms vs 501 ms for 16x16 work-items of 4x4 at 256^3 on lavapipe).
 
 Every plan keeps each work-item's loops under the target's ``max_loop_iterations``
 capability when it has one (lavapipe: 65,535): the ``tiled`` slab loop runs
@@ -35,9 +37,10 @@ _ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8}
 
 
 class _Limits:
-    def __init__(self, wg: int, shared: int, loops: int | None, host: bool) -> None:
+    def __init__(self, wg: int, shared: int, loops: int | None, host: bool,
+                 subgroup: int = 32) -> None:
         self.max_workgroup_size, self.shared_memory_bytes = wg, shared
-        self.max_loop_iterations, self.host = loops, host
+        self.max_loop_iterations, self.host, self.subgroup_size = loops, host, subgroup
 
 
 def device_limits(backend: Any) -> _Limits:
@@ -48,7 +51,8 @@ def device_limits(backend: Any) -> _Limits:
     wg = int(getattr(src, "max_workgroup_size", 0) or 256)
     shared = int(getattr(src, "shared_memory_bytes", 0) or 16384)
     loops = getattr(src, "max_loop_iterations", None)
-    return _Limits(wg, shared, int(loops) if loops else None, "host_memory" in feats)
+    sub = int(getattr(src, "subgroup_size", 0) or 32)
+    return _Limits(wg, shared, int(loops) if loops else None, "host_memory" in feats, sub)
 
 
 def _tiled_candidate(prob: MatmulProblem, lim: _Limits) -> Candidate:
@@ -61,7 +65,13 @@ def _tiled_candidate(prob: MatmulProblem, lim: _Limits) -> Candidate:
                                f"work-items and {lim.shared_memory_bytes} bytes of shared "
                                "memory", feature="shared_memory")
     small = prob.m < 128 or prob.n < 128
-    order = sorted(fitting, key=lambda c: (c.option("ty") * c.option("rm") > 32) == small)
+    narrow = lim.subgroup_size < 32  # SIMD-lane devices (lavapipe): few, heavy work-items
+
+    def rank(c: Candidate) -> tuple[bool, bool]:
+        big = c.option("ty") * c.option("rm") > 32
+        return big == small, narrow and c.workgroup_size > 64
+
+    order = sorted(fitting, key=rank)
     for c in order:
         if lim.max_loop_iterations is None or ceil_div(prob.k, c.option("bk")) \
                 <= lim.max_loop_iterations:
