@@ -631,8 +631,9 @@ def probe_driver(ordinal: int = 0) -> str:
             return False
 
     if not (installed("pycuda") or installed("cuda.bindings")):
-        return ("no CUDA driver binding: pip install 'accy-backend-cuda[pycuda]' or "
-                "'accy-backend-cuda[bindings]'")
+        return ("no CUDA driver binding: pip install pycuda (or cuda-bindings), or, in a "
+                "clone of the accy repository, pip install './accy_backend_cuda[pycuda]' "
+                "(or [bindings])")
     library = None
     for name in _DRIVER_LIBRARIES:
         try:

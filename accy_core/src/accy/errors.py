@@ -11,6 +11,7 @@ no trailing period. Unknown names list the known ones.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -33,13 +34,54 @@ __all__ = [
     "TuningCacheError",
     "InputError",
     "InternalError",
+    "did_you_mean",
+    "install_hint",
     "known_names",
 ]
 
 
-def known_names(names: Iterable[str]) -> str:
-    """Return ``"known: a, b, c"`` for messages about an unknown name."""
-    return "known: " + ", ".join(sorted(names))
+def _closeness(name: str, other: str) -> float:
+    a_ns, _, a_tail = name.rpartition(".")
+    b_ns, _, b_tail = other.rpartition(".")
+    if a_ns and a_ns == b_ns:  # same namespace: only the last part can be misspelt
+        return difflib.SequenceMatcher(None, a_tail, b_tail).ratio()
+    return difflib.SequenceMatcher(None, name, other).ratio()
+
+
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """Return ``"did you mean 'x'? "`` for the closest spellings of ``name``, or ``""``.
+
+    Closeness is :class:`difflib.SequenceMatcher`'s ratio (at least 0.7, at most 3 names,
+    best first); names in the same dotted namespace (``arith.ad`` vs ``arith.add``) are
+    compared by their last part only, so the shared prefix does not make every op close.
+    """
+    scored = sorted((-_closeness(name, n), n) for n in set(names) if n != name)
+    close = [n for score, n in scored[:3] if -score >= 0.7]
+    if not close:
+        return ""
+    return "did you mean " + " or ".join(f"'{c}'" for c in close) + "? "
+
+
+def known_names(names: Iterable[str], name: str | None = None) -> str:
+    """Return ``"known: a, b, c"`` for messages about an unknown name.
+
+    With ``name`` (the unknown one) the text starts with :func:`did_you_mean`'s suggestion:
+    ``"did you mean 'add'? known: add, sub"``.
+    """
+    pool = sorted(set(names))
+    hint = did_you_mean(name, pool) if name is not None else ""
+    return hint + "known: " + ", ".join(pool)
+
+
+def install_hint(folder: str, extra: str = "") -> str:
+    """How to install one of accy's own packages, which are not published on PyPI.
+
+    ``install_hint("accy_kernels")`` → ``"pip install ./accy_kernels from a clone of the accy
+    repository (accy's packages are not on PyPI)"``; ``extra`` adds ``[extra]``.
+    """
+    target = f"'./{folder}[{extra}]'" if extra else f"./{folder}"
+    return f"pip install {target} from a clone of the accy repository (accy's packages are not " \
+        "on PyPI)"
 
 
 class AccyError(Exception):

@@ -87,7 +87,7 @@ def test_parse_error_caret_points_at_column() -> None:
         accy.parse_module(text)
     err = info.value
     assert (err.line, err.column) == (3, 5)
-    assert "unknown op 'func.retrun'; known: " in err.reason
+    assert "unknown op 'func.retrun'; did you mean 'func.return'? known: " in err.reason
     assert "func.return" in err.reason
     _, src, caret = str(err).split("\n")
     assert caret.index("^") == src.index("func.retrun")

@@ -92,7 +92,8 @@ def test_unknown_pass_lists_known_passes() -> None:
     with pytest.raises(ParseError) as info:
         parse_pipeline("canonicalize,canonicalise")
     msg = str(info.value)
-    assert msg.startswith("1:14: pipeline: unknown pass 'canonicalise'; known: ")
+    assert msg.startswith(
+        "1:14: pipeline: unknown pass 'canonicalise'; did you mean 'canonicalize'? known: ")
     for name in ("canonicalize", "cse", "dce", "einsum-lowering", "fusion", "legalize"):
         assert name in msg
     assert info.value.column == 14

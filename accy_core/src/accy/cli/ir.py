@@ -18,7 +18,7 @@ def _ir(args: argparse.Namespace) -> int:
     if args.stage not in STAGES:
         from accy.errors import InputError, known_names
 
-        raise InputError(f"unknown stage {args.stage!r}; {known_names(STAGES)}")
+        raise InputError(f"unknown stage {args.stage!r}; {known_names(STAGES, args.stage)}")
     products = run_stages(module, PassContext(target_profile=profile, backend=args.backend),
                           until=args.stage)
     final = products[-1].module

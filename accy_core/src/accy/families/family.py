@@ -65,7 +65,8 @@ class Signature:
         for r in self.roles:
             if r.name == name:
                 return r
-        raise InputError(f"unknown role {name!r}; {known_names(r.name for r in self.roles)}")
+        known = known_names((r.name for r in self.roles), name)
+        raise InputError(f"unknown role {name!r}; {known}")
 
     @property
     def inputs(self) -> tuple[Role, ...]:
@@ -181,7 +182,7 @@ class Family:
             if v.name == name or f"{self.name}.{v.name}" == name:
                 return v
         raise InputError(f"family {self.name!r}: unknown variant {name!r}; "
-                         f"{known_names(v.name for v in self.variants)}")
+                         f"{known_names((v.name for v in self.variants), name)}")
 
     def full_names(self) -> list[str]:
         """Return ``family.variant`` for every variant."""

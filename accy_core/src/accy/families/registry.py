@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from accy.errors import InputError, known_names
+from accy.errors import InputError, install_hint, known_names
 from accy.families.family import Family, Variant
 
 __all__ = [
@@ -83,8 +83,9 @@ def get_family(name: str) -> Family:
     fams = families()
     fam = fams.get(name.split(".", 1)[0])
     if fam is None:
-        raise InputError(f"unknown kernel family {name!r}; {known_names(fams)}; "
-                         f"is accy-kernels (or the plugin providing it) installed?")
+        raise InputError(f"unknown kernel family {name!r}; {known_names(fams, name)}; "
+                         f"is accy-kernels (or the plugin providing it) installed? accy-kernels: "
+                         f"{install_hint('accy_kernels')}")
     return fam
 
 

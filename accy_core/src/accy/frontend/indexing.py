@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError, VerifyError
+from accy.errors import UnsupportedError, VerifyError, install_hint
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -39,8 +39,9 @@ def _needs_op(tr: Trace, name: str) -> Any:
     if method is None:
         raise UnsupportedError(
             f"{name} at {user_location()} needs the tensor.{name} op, which this accy "
-            "installation does not provide yet; install accy_kernels or restructure without "
-            "integer-array indexing", feature=f"tensor.{name}")
+            f"installation does not provide yet; install accy-kernels "
+            f"({install_hint('accy_kernels')}) or restructure without integer-array indexing",
+            feature=f"tensor.{name}")
     return method
 
 

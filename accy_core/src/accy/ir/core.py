@@ -253,7 +253,7 @@ class Module:
         from accy.errors import IRError, known_names
 
         raise IRError(
-            f"no function @{name} in module; {known_names(f.name for f in self.functions)}"
+            f"no function @{name} in module; {known_names((f.name for f in self.functions), name)}"
         )
 
     def walk(self) -> Iterator[Operation]:

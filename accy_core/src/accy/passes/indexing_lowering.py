@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from accy.errors import InputError, UnsupportedError
+from accy.errors import InputError, UnsupportedError, install_hint
 from accy.ir import Module, Operation
 from accy.ir.ops.library import FAMILY_OF, TENSOR_OPS
 from accy.ir.types import TensorType
@@ -97,10 +97,10 @@ class IndexingLoweringPass(Pass):
                 if not _family_available(family):
                     raise UnsupportedError(
                         f"'{op.name}' op: kernel family {family!r} is not registered; install "
-                        "accy-kernels"
+                        f"accy-kernels: {install_hint('accy_kernels')}"
                         + (", or use indexing-lowering{kernel-library=disabled} (generic "
                            "gather)" if short == "gather" else ""),
-                        feature=op.name, alternative="pip install accy-kernels")
+                        feature=op.name, alternative=install_hint("accy_kernels"))
                 _lower(fn, op)
                 changed = True
         return changed

@@ -206,7 +206,7 @@ def parse_pipeline(text: str) -> list[Pass]:
         name, at = r.match(_NAME, "a pass name")
         cls = find_pass_class(name)
         if cls is None:
-            raise r.error(f"unknown pass '{name}'; {known_names(pass_names())}", at)
+            raise r.error(f"unknown pass '{name}'; {known_names(pass_names(), name)}", at)
         values = _options(r, cls) if r.peek() == "{" else {}
         missing = [o.text_name for o in cls.options() if o.required and o.field_name not in values]
         if missing:

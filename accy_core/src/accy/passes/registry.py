@@ -129,7 +129,7 @@ def get_pass_class(name: str) -> type[Pass]:
     """
     cls = find_pass_class(name)
     if cls is None:
-        raise PassError(f"unknown pass '{name}'; {known_names(pass_names())}", pass_name=name)
+        raise PassError(f"unknown pass '{name}'; {known_names(pass_names(), name)}", pass_name=name)
     return cls
 
 
@@ -169,7 +169,7 @@ def get_pipeline(name: str) -> str:
     if name not in _pipelines:
         _load_plugins()
     if name not in _pipelines:
-        raise PassError(f"unknown pipeline '{name}'; {known_names(_pipelines)}")
+        raise PassError(f"unknown pipeline '{name}'; {known_names(_pipelines, name)}")
     return _pipelines[name]
 
 

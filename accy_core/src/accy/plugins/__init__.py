@@ -177,6 +177,6 @@ def _descriptor(name: str) -> BackendDescriptor:
         hint = ""
         if manager.failures:
             hint = f"; {len(manager.failures)} plugin(s) failed to load, see `accy backends`"
-        raise BackendUnavailable(f"unknown backend {name!r}; {known_names(descs)}{hint}",
+        raise BackendUnavailable(f"unknown backend {name!r}; {known_names(descs, name)}{hint}",
                                  backend=name, reason="not installed")
     return desc

@@ -48,5 +48,5 @@ def suite_cases(name: str) -> list[Case]:
         InputError: unknown suite (lists the known ones).
     """
     if name not in SUITES:
-        raise InputError(f"unknown profiling suite {name!r}; {known_names(SUITES)}")
+        raise InputError(f"unknown profiling suite {name!r}; {known_names(SUITES, name)}")
     return list(SUITES[name])

@@ -95,7 +95,7 @@ class OpDef:
             if self.attr_kind(a) is None:
                 raise VerifyError(
                     f"'{self.name}' op: unknown attribute '{a}'; "
-                    + known_names([*self.attrs, *self.optional_attrs]),
+                    + known_names([*self.attrs, *self.optional_attrs], a),
                     op=self.name,
                 )
             _check_attr_kind(self.name, a, self.attr_kind(a) or "", value)
@@ -163,7 +163,7 @@ def get_op_def(name: str) -> OpDef:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise VerifyError(f"unknown op '{name}'; {known_names(_REGISTRY)}", op=name) from None
+        raise VerifyError(f"unknown op '{name}'; {known_names(_REGISTRY, name)}", op=name) from None
 
 
 def op_names() -> list[str]:

@@ -35,6 +35,6 @@ def build(name: str, elements: int, chain: int, seed: int = 0) -> Workload:
         InputError: unknown workload (lists the known ones).
     """
     if name not in WORKLOADS:
-        raise InputError(f"unknown workload {name!r}; {known_names(WORKLOADS)}")
+        raise InputError(f"unknown workload {name!r}; {known_names(WORKLOADS, name)}")
     mod = importlib.import_module(f"accy.profiling.workloads.{name}")
     return mod.build(elements, chain, seed)

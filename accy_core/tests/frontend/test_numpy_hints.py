@@ -1,0 +1,78 @@
+"""The alternatives offered for numpy names accy lacks are relevant, and they work.
+
+A real numpy name gets a hand-written alternative (spelling-alike names such as
+``stack`` → ``take, subtract`` were noise); a misspelt name gets "did you mean". The main
+alternatives are run here, so a hint that stops working fails a test.
+"""
+
+from __future__ import annotations
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy.frontend import UnsupportedFunctionError
+
+
+def _message(name: str) -> str:
+    with pytest.raises(UnsupportedFunctionError) as info:
+        getattr(anp, name)
+    return str(info.value)
+
+
+def test_stack_offers_no_spelling_alikes() -> None:
+    msg = _message("stack")
+    assert "take" not in msg and "subtract" not in msg
+    assert "separate results" in msg and "where(" in msg
+
+
+def test_flip_points_at_a_negative_step_slice() -> None:
+    assert "x[::-1]" in _message("flip")
+    assert "x[:, ::-1]" in _message("fliplr")
+
+
+def test_argmax_does_not_offer_amax() -> None:
+    msg = _message("argmax")
+    assert "argsort" in msg and "amax" not in msg
+
+
+def test_misspelt_name_gets_did_you_mean() -> None:
+    msg = _message("sqrtt")
+    assert "'sqrtt' is not supported" in msg and "did you mean anp.sqrt" in msg
+
+
+def test_numpy_name_without_hint_gets_the_overview_only() -> None:
+    msg = _message("arccosh")
+    assert "supported alternatives: elementwise math" in msg and "did you mean" not in msg
+
+
+def _ref(fn):
+    return accy.jit(fn, backend="reference")
+
+
+def test_the_offered_alternatives_compute_what_numpy_does() -> None:
+    x = np.array([[1.5, -2.5, np.nan], [np.inf, 0.0, -0.5]], np.float32)
+    np.testing.assert_array_equal(_ref(lambda a: a[::-1])(x), np.flip(x, 0))
+    np.testing.assert_array_equal(_ref(lambda a: a[:, ::-1])(x), np.fliplr(x))
+    np.testing.assert_array_equal(_ref(lambda a: a != a)(x), np.isnan(x))
+    np.testing.assert_array_equal(_ref(lambda a: anp.abs(a) == anp.inf)(x), np.isinf(x))
+    np.testing.assert_array_equal(_ref(lambda a: anp.abs(a) < anp.inf)(x), np.isfinite(x))
+    y = np.array([1.5, -2.5, 3.0, -0.5], np.float32)
+
+    def floor(a):
+        t = a.astype(anp.int32).astype(anp.float32)
+        return anp.where(t > a, t - 1, t)
+
+    np.testing.assert_array_equal(_ref(floor)(y), np.floor(y))
+    n, k, shift = 4, 3, 1
+    np.testing.assert_array_equal(
+        _ref(lambda a: anp.take(a, np.arange(n * k) // k, axis=0))(y), np.repeat(y, k))
+    np.testing.assert_array_equal(
+        _ref(lambda a: anp.take(a, (np.arange(n) - shift) % n, axis=0))(y), np.roll(y, shift))
+    a, b = y, -y
+    stacked = _ref(lambda p, q: anp.where(anp.arange(2)[:, None] == 0, p[None], q[None]))(a, b)
+    np.testing.assert_array_equal(stacked, np.stack([a, b]))
+    m = np.arange(9, dtype=np.float32).reshape(3, 3)
+    tril = _ref(lambda t: anp.where(anp.arange(3)[:, None] >= anp.arange(3), t, 0))(m)
+    np.testing.assert_array_equal(tril, np.tril(m))
+    np.testing.assert_array_equal(_ref(lambda t: anp.sum(t * anp.eye(3), axis=1))(m), np.diag(m))
