@@ -76,12 +76,11 @@ def known_names(names: Iterable[str], name: str | None = None) -> str:
 def install_hint(folder: str, extra: str = "") -> str:
     """How to install one of accy's own packages, which are not published on PyPI.
 
-    ``install_hint("accy_kernels")`` → ``"pip install ./accy_kernels from a clone of the accy
-    repository (accy's packages are not on PyPI)"``; ``extra`` adds ``[extra]``.
+    ``install_hint("accy_kernels")`` → ``"not on PyPI: pip install ./accy_kernels in a clone of
+    the accy repository"``; ``extra`` adds ``[extra]``.
     """
     target = f"'./{folder}[{extra}]'" if extra else f"./{folder}"
-    return f"pip install {target} from a clone of the accy repository (accy's packages are not " \
-        "on PyPI)"
+    return f"not on PyPI: pip install {target} in a clone of the accy repository"
 
 
 class AccyError(Exception):

@@ -2,7 +2,8 @@
 
 A variant runs on an available backend when the backend has every feature the variant
 requires (``float_atomics`` for ``spmv.coo``); unavailable backends are listed with their
-probe's reason. Families come from every plugin's ``accy_kernel_families()`` hook.
+probe's reason. Families come from every plugin's ``accy_kernel_families()`` hook; with none
+installed the command says so (and how to install accy's own, ``accy-kernels``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(table, indent=2))
         return 0
+    if not table["families"]:
+        from accy.errors import install_hint
+
+        print("no kernel families installed: no plugin provides accy_kernel_families(); "
+              f"accy's own are the package accy-kernels ({install_hint('accy_kernels')})")
     for fam in table["families"]:  # type: ignore[union-attr]
         print(f"{fam['family']}  ({fam['provider'] or '?'}): {fam['doc']}")
         for v in fam["variants"]:

@@ -4,13 +4,15 @@ Each command module exposes ``register(subparsers)``, which adds its parser and 
 ``func`` (``func(args) -> int``) as a default. Modules in :data:`COMMANDS` that are not
 installed yet are skipped; one that fails to import for another reason still shows up, and
 running it explains why. An :class:`~accy.errors.AccyError` prints ``error: <message>`` on
-stderr and exits 2, without a traceback.
+stderr and exits 2, without a traceback. A closed output pipe (``accy kernels | head``) ends
+the command quietly with status 141 (128 + SIGPIPE, as for a program killed by it).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -63,8 +65,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``accy`` command line with ``argv`` (default ``sys.argv[1:]``); return the exit code.
 
     Exit codes: 0 success, 2 usage or accy error (``error: <message>`` on stderr), 130
-    interrupted.
+    interrupted, 141 the reader of stdout went away (``| head``).
     """
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe raises here, not in the interpreter's exit flush
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return 141
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (captured): nothing left to flush
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from accy.cli.helptext import plain
+
 __all__ = ["register"]
 
 _NO_MATPLOTLIB = ("plots skipped: matplotlib is not installed (it is the accy-core[plots] "
@@ -95,10 +97,16 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+# argparse writes an optional subcommand as if it were required ("... report ..."):
+# spell out both forms.
+_USAGE = ("accy profile [--suite SUITE | --workload W --elements N --chain C] [options]\n"
+          "       accy profile report RUN.jsonl [--plots DIR]")
+
+
 def register(subparsers) -> None:
     """Add the ``profile`` command and its ``report`` subcommand."""
     p = subparsers.add_parser("profile", help="run the profiling suite, or report on a run",
-                              description=__doc__,
+                              description=plain(__doc__), usage=_USAGE,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", default="quick", help="quick, standard or scaling (default quick)")
     p.add_argument("--workload", help="profile one workload instead of a suite")
@@ -112,7 +120,9 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--output", help="JSON-lines file (default: stdout)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_profile)
-    sub = p.add_subparsers(dest="profile_command", metavar="report")
+    sub = p.add_subparsers(dest="profile_command", metavar="report", title="subcommand",
+                           description="optional: 'accy profile report RUN.jsonl' reports on "
+                                       "a run instead of profiling")
     r = sub.add_parser("report", help="print a table and write PNG plots of a run")
     r.add_argument("run", help="JSON-lines file written by 'accy profile'")
     r.add_argument("--plots", help="directory for the PNG files (default: RUN_plots/)")

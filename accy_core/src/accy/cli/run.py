@@ -39,10 +39,34 @@ def load_program(path: str):
         raise
 
 
+_NPY_MAGIC = b"\x93NUMPY"
+_SAVE_HINT = "save each input with numpy.save('x.npy', array)"
+
+
 def _load_input(path: str) -> np.ndarray:
+    """Read one ``.npy`` file (numpy's format; no pickled objects, no ``.npz`` archives).
+
+    Raises:
+        InputError: the file is missing, is not a .npy file (a .npz archive, text, CSV) or
+            holds Python objects; the message says how to write a valid one.
+    """
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(_NPY_MAGIC))
+    except OSError as e:
+        raise InputError(f"cannot read input {path!r}: {e.strerror or e}") from e
+    if head != _NPY_MAGIC:
+        what = "a .npz archive" if head.startswith(b"PK") else "not a .npy file"
+        raise InputError(f"input {path!r} is {what}: every --input must be one array in "
+                         f"numpy's .npy format; {_SAVE_HINT}")
     try:
         return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
+    except ValueError as e:
+        if "allow_pickle" in str(e):  # numpy's advice would be to trust the file: no
+            raise InputError(f"input {path!r} holds Python objects (dtype object), not "
+                             f"numbers; {_SAVE_HINT} with a numeric dtype") from e
+        raise InputError(f"cannot read input {path!r} as a .npy array: {e}") from e
+    except OSError as e:
         raise InputError(f"cannot read input {path!r} as a .npy array: {e}") from e
 
 

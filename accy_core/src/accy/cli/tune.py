@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from accy.cli.helptext import plain
+
 __all__ = ["register"]
 
 
@@ -64,7 +66,7 @@ def _tune(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     """Add the ``tune`` command."""
     p = subparsers.add_parser("tune", help="measure launch candidates and cache the best",
-                              description=__doc__,
+                              description=plain(__doc__),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("program", nargs="?", help="tensor IR program (.accy)")
     p.add_argument("--backend", default="cpu", help="backend to tune for (default cpu)")

@@ -84,7 +84,7 @@ def get_family(name: str) -> Family:
     fam = fams.get(name.split(".", 1)[0])
     if fam is None:
         raise InputError(f"unknown kernel family {name!r}; {known_names(fams, name)}; "
-                         f"is accy-kernels (or the plugin providing it) installed? accy-kernels: "
+                         f"is accy-kernels (or the plugin providing it) installed? accy-kernels is "
                          f"{install_hint('accy_kernels')}")
     return fam
 

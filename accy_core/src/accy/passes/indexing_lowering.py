@@ -97,7 +97,7 @@ class IndexingLoweringPass(Pass):
                 if not _family_available(family):
                     raise UnsupportedError(
                         f"'{op.name}' op: kernel family {family!r} is not registered; install "
-                        f"accy-kernels: {install_hint('accy_kernels')}"
+                        f"accy-kernels ({install_hint('accy_kernels')})"
                         + (", or use indexing-lowering{kernel-library=disabled} (generic "
                            "gather)" if short == "gather" else ""),
                         feature=op.name, alternative=install_hint("accy_kernels"))
