@@ -53,7 +53,7 @@ _MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "5"
+CODEGEN_REVISION = "6"
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,9 @@ class VulkanTarget(BaseTarget):
     simt = True
     buffer_address_space = 11
     shared_address_space = 3
+    # LLVM's SPIR-V backend turns llvm.fpto*i.sat into SaturatedConversion, a Kernel-only
+    # decoration that Vulkan (spirv-val) rejects: every f32 -> i32 cast failed to compile.
+    saturating_casts = False
 
     def __init__(self, features: frozenset[str] = ALL_FEATURES) -> None:
         self.features = frozenset(features)

@@ -118,6 +118,24 @@ def _int_divrem(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str
     return em.value(f"{sign}{op} {t} {a}, {safe}")
 
 
+def _saturate_by_selects(em: FunctionEmitter, x: str, source: str, dtype: str,
+                         sign: str) -> str:
+    """``llvm.fpto[su]i.sat`` open-coded: clamp to the range, NaN → 0 (for targets whose
+    translation of the intrinsic is invalid, e.g. SPIR-V's Kernel-only SaturatedConversion)."""
+    ts, td = llvm_type(source), llvm_type(dtype)
+    bits = _BITS[dtype]
+    lo, hi = (0.0, 2.0**bits) if sign == "u" else (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1))
+    imin, imax = (0, 2**bits - 1) if sign == "u" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    raw = em.value(f"fpto{sign}i {ts} {x} to {td}")  # poison out of range: never selected
+    over = em.value(f"fcmp oge {ts} {x}, {em.constant(hi, source)}")
+    under = em.value(f"fcmp {'ole' if sign == 'u' else 'olt'} {ts} {x}, "
+                     f"{em.constant(-1.0 if sign == 'u' else lo, source)}")
+    nan = em.value(f"fcmp une {ts} {x}, {x}")  # not "uno": Kernel-only in SPIR-V
+    r = em.value(f"select i1 {over}, {td} {em.constant(imax, dtype)}, {td} {raw}")
+    r = em.value(f"select i1 {under}, {td} {em.constant(imin, dtype)}, {td} {r}")
+    return em.value(f"select i1 {nan}, {td} 0, {td} {r}")
+
+
 def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
     """Emit the numeric conversion of ``x`` from ``source`` to ``dtype``."""
     if source == dtype or {source, dtype} == {"i32", "u32"}:
@@ -131,6 +149,8 @@ def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
         return em.value(f"{'fpext' if dtype == 'f64' else 'fptrunc'} {ts} {x} to {td}")
     if source in _FLOAT:
         sign = "u" if dtype == "u32" else "s"
+        if not getattr(em.target, "saturating_casts", True):
+            return _saturate_by_selects(em, x, source, dtype, sign)
         callee = f"llvm.fpto{sign}i.sat.{_suffix(dtype)}.{_suffix(source)}"
         return em.call(callee, td, [(ts, x)])
     if dtype in _FLOAT:

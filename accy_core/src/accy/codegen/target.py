@@ -70,6 +70,8 @@ class TargetDescription(Protocol):
         simt: ``False`` for CPU (work-item loops generated), ``True`` for GPU targets.
         buffer_address_space: address space of buffer pointers (0 CPU, 1 NVPTX, 11 Vulkan).
         shared_address_space: address space of shared arrays (3 on GPUs; unused on CPU).
+        saturating_casts: float → int casts may use ``llvm.fpto[su]i.sat`` (False: the
+            generator open-codes the saturation with compares and selects).
     """
 
     name: str
@@ -128,6 +130,7 @@ class BaseTarget:
     simt = False
     buffer_address_space = 0
     shared_address_space = 3
+    saturating_casts = True
 
     def legalize(self, kernel: Kernel) -> None:
         """Accept everything (CPU lowers all of kernel IR)."""

@@ -1,0 +1,100 @@
+"""Device arrays behave like CuPy arrays: operators, indexing, ``.T`` and reductions run as
+jitted ops on the array's backend and return device arrays there; what is not supported is
+one clear accy error."""
+
+from __future__ import annotations
+
+import accy
+import numpy as np
+import pytest
+from accy.errors import InputError, UnsupportedError
+from accy.frontend import DeviceArray
+
+
+def _check(d, expected) -> None:
+    assert isinstance(d, DeviceArray), type(d)
+    got = d.numpy()
+    assert got.dtype == np.asarray(expected).dtype, (got.dtype, np.asarray(expected).dtype)
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_arithmetic_and_comparison_operators(backend):
+    h = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    d = accy.asarray(h, backend=backend)
+    _check(d + 1, h + 1)
+    _check(1.5 * d, 1.5 * h)
+    _check(d - d, h - h)
+    _check(d / 4, h / 4)
+    _check(d ** 2, h ** 2)
+    _check(h + d, h + h)  # a host array on the left still runs on the device
+    _check(-d, -h)
+    _check(abs(d), np.abs(h))
+    _check(d < 0, h < 0)
+    _check(d == 1, h == 1)
+    _check(np.maximum(d, 0), np.maximum(h, 0))
+    _check(np.exp(d), np.exp(h))
+    assert (d + 1).backend_name == backend
+
+
+def test_weak_scalars_keep_the_dtype_and_compile_once(backend):
+    from accy.frontend.device_ops import _JITS
+
+    i = accy.asarray(np.arange(4, dtype=np.int32), backend=backend)
+    _check(i + 3, np.arange(4, dtype=np.int32) + 3)
+    _check(i / 2, (np.arange(4) / 2).astype(np.float32))  # integer / gives f32
+    before = _JITS[("add", backend)].trace_count
+    for k in range(5):
+        _check(i + k, np.arange(4, dtype=np.int32) + k)
+    assert _JITS[("add", backend)].trace_count == before  # a 0-d operand, not a new trace
+
+
+def test_matmul_transpose_and_reductions(backend):
+    h = np.arange(6, dtype=np.float32).reshape(2, 3)
+    d = accy.asarray(h, backend=backend)
+    _check(d.T, h.T)
+    _check(d @ d.T, h @ h.T)
+    _check(d.sum(), np.float32(h.sum()))
+    _check(d.sum(axis=0), h.sum(axis=0))
+    _check(d.mean(axis=1, keepdims=True), h.mean(axis=1, keepdims=True))
+    _check(d.max(), np.float32(h.max()))
+    _check(d.reshape(3, 2), h.reshape(3, 2))
+    _check(d.astype(np.int32), h.astype(np.int32))
+    assert float(d.sum()) == 15.0
+
+
+def test_indexing(backend):
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    d = accy.asarray(h, backend=backend)
+    _check(d[1], h[1])
+    _check(d[-1, 2], h[-1, 2])
+    _check(d[:, ::-1], h[:, ::-1])
+    _check(d[1:, None, ::2], h[1:, None, ::2])
+    idx = np.array([2, 0, 2], dtype=np.int32)
+    _check(d[idx], h[idx])
+    _check(d[accy.asarray(idx, backend=backend)], h[idx])
+    np.testing.assert_array_equal(np.stack([r.numpy() for r in d]), h)
+
+
+def test_unsupported_uses_are_one_clear_accy_error(backend):
+    d = accy.asarray(np.ones((2, 2), np.float32), backend=backend)
+    with pytest.raises(UnsupportedError, match="immutable"):
+        d[0] = 1.0
+    with pytest.raises(InputError, match="exactly one element"):
+        bool(d)
+    with pytest.raises(UnsupportedError, match="boolean mask"):
+        d[np.array([[True, False], [False, True]])]
+    with pytest.raises(InputError, match="cannot index a device array with str"):
+        d["a"]
+    with pytest.raises(UnsupportedError, match="'//'"):
+        d // 2
+
+
+def test_operands_on_two_backends_are_refused():
+    from accy.plugins import probe_backend
+
+    if not probe_backend("recording")[0]:
+        pytest.skip("the recording backend is not installed")
+    a = accy.asarray(np.ones(2, np.float32), backend="cpu")
+    b = accy.asarray(np.ones(2, np.float32), backend="recording")
+    with pytest.raises(UnsupportedError, match="two backends"):
+        a + b
