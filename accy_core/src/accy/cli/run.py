@@ -32,9 +32,9 @@ def load_program(path: str):
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read program {path!r}: {e}") from e
     try:
-        return parse_module(text)
+        return parse_module(text, source=path)
     except Exception as e:
-        if hasattr(e, "message"):
+        if hasattr(e, "message") and f"(at {path}:" not in e.message:
             e.message = f"{path}:{e.message}" if getattr(e, "line", 0) else f"{path}: {e.message}"
         raise
 

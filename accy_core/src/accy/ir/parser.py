@@ -62,10 +62,11 @@ def _lex(text: str) -> list[_Tok]:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, source: str | None = None) -> None:
         self.lines = text.split("\n")
         self.toks = _lex(text)
         self.i = 0
+        self.source = source
 
     # ------------------------------------------------------------ token helpers
     def peek(self) -> _Tok:
@@ -252,7 +253,8 @@ class _Parser:
         regions = []
         if self.peek().text == "{":
             regions.append(self.parse_region())
-        op = Operation(name_tok.text, operands, result_types, attrs, regions)
+        where = f"{self.source}:{name_tok.line}" if self.source else f"line {name_tok.line}"
+        op = Operation(name_tok.text, operands, result_types, attrs, regions, location=where)
         for tok, r in zip(names, op.results, strict=True):
             if tok.text in scope:
                 raise self.error(f"value {tok.text} is defined twice", tok)
@@ -374,14 +376,18 @@ def _literal_fits(x: Any, dtype: DType) -> bool:
     return isinstance(x, int) and info.min <= x <= info.max
 
 
-def parse_module(text: str, verify: bool = True) -> Module:
+def parse_module(text: str, verify: bool = True, source: str | None = None) -> Module:
     """Parse ``text`` into a :class:`Module` (verified unless ``verify=False``).
+
+    Every op remembers its line (``source:line`` when ``source``, e.g. the file name, is
+    given; else ``line N``), so verifier and later errors point at the text.
 
     Raises:
         ParseError: malformed text (line:column, caret).
-        VerifyError: well-formed text describing an invalid module.
+        VerifyError: well-formed text describing an invalid module; the message ends with
+            the op's position and line (``at @f:#0 (at line 3)``).
     """
-    module = _Parser(text).parse_module()
+    module = _Parser(text, source).parse_module()
     if verify:
         module.verify()
     return module

@@ -69,6 +69,10 @@ _UNARY = {
 }
 
 
+def _names(dtypes) -> str:
+    return ", ".join(d.value for d in dtypes)
+
+
 def _binary_def(name: str, fn, allowed, traits) -> OpDef:
     full = f"arith.{name}"
 
@@ -82,7 +86,7 @@ def _binary_def(name: str, fn, allowed, traits) -> OpDef:
             return [np.asarray(fn(xs[0], xs[1])).astype(xs[0].dtype, copy=False)]
 
     return OpDef(full, 2, infer, ref, traits=frozenset({"pure", "elementwise", *traits}),
-                 summary=f"elementwise {name}")
+                 summary=f"elementwise {name} ({_names(allowed)})")
 
 
 def _compare_def(name: str, fn) -> OpDef:
@@ -94,7 +98,7 @@ def _compare_def(name: str, fn) -> OpDef:
 
     return OpDef(full, 2, infer, lambda xs, a: [np.asarray(fn(xs[0], xs[1]))],
                  traits=frozenset({"pure", "elementwise", "compare"}),
-                 summary=f"elementwise compare {name} (result bool)")
+                 summary=f"elementwise compare {name} (any dtype; result bool)")
 
 
 def _unary_def(name: str, fn, allowed) -> OpDef:
@@ -105,7 +109,8 @@ def _unary_def(name: str, fn, allowed) -> OpDef:
         return [types[0]]
 
     return OpDef(full, 1, infer, lambda xs, a: [np.asarray(fn(xs[0])).astype(xs[0].dtype)],
-                 traits=frozenset({"pure", "elementwise"}), summary=f"elementwise {name}")
+                 traits=frozenset({"pure", "elementwise"}),
+                 summary=f"elementwise {name} ({_names(allowed)})")
 
 
 def _select_infer(types, attrs):
