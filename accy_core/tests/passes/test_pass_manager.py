@@ -125,7 +125,7 @@ def test_verify_each_names_the_pass_that_broke_the_ir() -> None:
         pm.run(module, PassContext())
     assert str(info.value) == (
         "pass 'test-break-types' (position 1 in stage 'contract') left invalid IR: "
-        "'math.exp' op at @f:#0: result types ['f32[5]'] do not match inferred ['f32[4]']"
+        "'math.exp' op at @f:#0 (at line 3): result types ['f32[5]'] do not match inferred ['f32[4]']"
     )
     assert (info.value.pass_name, info.value.position) == ("test-break-types", 1)
 

@@ -7,7 +7,8 @@ Example::
 
 Binary ops need equal operand types (the builder inserts ``tensor.broadcast_to`` for
 numpy-style broadcasting). Integer ``div`` truncates toward zero and gives 0 for a zero
-divisor; float ``max``/``min`` propagate NaN like ``numpy.maximum``.
+divisor; float ``max``/``min`` propagate NaN like ``numpy.maximum``. ``cast`` from float to
+int truncates toward zero and saturates at the integer range (NaN gives 0) on every backend.
 """
 
 from __future__ import annotations
@@ -127,9 +128,24 @@ def _cast_infer(types, attrs):
     return [types[0].with_dtype(DType.parse(attrs["dtype"]))]
 
 
+def _saturating_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Float → int toward zero, clamped to the integer range, NaN → 0 (what kernels do)."""
+    info = np.iinfo(dt)
+    t = np.trunc(np.where(np.isnan(x), 0, x))
+    hi = t >= 2.0 ** (info.bits - (info.min < 0))
+    lo = t < float(info.min)
+    out = np.where(hi | lo, 0, t).astype(dt)
+    out[hi] = info.max
+    out[lo] = info.min
+    return out
+
+
 def _cast_ref(xs, attrs):
+    dt = np.dtype(DType.parse(attrs["dtype"]).numpy)
     with np.errstate(all="ignore"):
-        return [xs[0].astype(DType.parse(attrs["dtype"]).numpy)]
+        if xs[0].dtype.kind == "f" and dt.kind in "iu":
+            return [_saturating_to_int(xs[0], dt)]
+        return [xs[0].astype(dt)]
 
 
 for _n, (_f, _allowed, _traits) in _BINARY.items():
@@ -142,7 +158,7 @@ register_op(OpDef("arith.select", 3, _select_infer, lambda xs, a: [np.where(xs[0
                   traits=frozenset({"pure", "elementwise"}), summary="elementwise c ? a : b"))
 register_op(OpDef("arith.cast", 1, _cast_infer, _cast_ref, attrs={"dtype": "dtype"},
                   traits=frozenset({"pure", "elementwise"}),
-                  summary="convert element type (float→int truncates toward zero)"))
+                  summary="convert element type (float → int: toward zero, saturating, NaN → 0)"))
 
 __all__: list[str] = []
 _ = TensorType
