@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import InputError, UnsupportedError
+from accy.errors import InputError, UnsupportedError, install_hint
 
 __all__ = ["from_scipy", "normal", "scatter_add", "segment_sum", "sort", "spmv", "uniform"]
 
@@ -32,7 +32,7 @@ def _ak() -> Any:
         import accy_kernels
     except ImportError:  # pragma: no cover - accy-kernels is a separate package
         raise InputError("accy.dask families need accy-kernels installed "
-                         "(pip install -e accy_kernels from the repository)") from None
+                         f"({install_hint('accy_kernels')})") from None
     return accy_kernels
 
 

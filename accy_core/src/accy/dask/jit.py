@@ -18,7 +18,7 @@ import numpy as np
 
 from accy.dask.graph import Materializer
 from accy.dask.partition import analyze
-from accy.errors import InputError
+from accy.errors import InputError, install_hint
 
 __all__ = ["DaskJitted", "jit"]
 
@@ -27,7 +27,9 @@ def _dask_array_type() -> type:
     try:
         import dask.array as da
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise InputError("accy.dask needs Dask: pip install 'accy-core[dask]'") from None
+        raise InputError("accy.dask needs Dask: pip install 'dask[array]' distributed, or the "
+                         f"[dask] extra of accy-core ({install_hint('accy_core', 'dask')})"
+                         ) from None
     return da.Array
 
 

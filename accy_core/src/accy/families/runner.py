@@ -120,9 +120,15 @@ class Plan:
                scalars: list[tuple[str, Any]] = ()) -> None:  # type: ignore[assignment]
         """Append a launch of ``kernel`` over ``groups`` work-groups binding ``slots``.
 
+        ``slots`` bind the kernel's buffers in order, ``scalars`` (``(dtype, value)``) its
+        scalars; the kernel must declare the buffers it writes before the read-only ones.
+
         Raises:
+            InputError: wrong number of slots or scalars, or a written buffer declared
+                after a read-only one.
             UnsupportedError: the launch cannot be indexed (see :func:`check_launch`).
         """
+        _check_bindings(self.name, kernel, slots, scalars)
         check_launch(self.name, kernel, groups, scalars)
         self._launches.append((kernel, int(groups), tuple(s.index for s in slots),
                                tuple(scalars)))
@@ -161,6 +167,13 @@ class Plan:
 
         be = backend_object(backend)
         g = self.graph()
+        unwritten = [k for k, s in enumerate(g.result_slots) if s not in g.written_slots]
+        if unwritten:
+            from accy.errors import InputError
+
+            raise InputError(f"plan {self.name!r}: output #{unwritten[0]} is not written by any "
+                             "launch; bind it to a kernel buffer declared 'write' or "
+                             "'readwrite' (outputs are not initialised)")
         loaded = {name: _load(be, k) for name, k in g.kernels.items()}
         exe = Executable(be, g, loaded)
         try:
@@ -196,6 +209,22 @@ def check_launch(plan: str, kernel: Any, groups: int, scalars: Any) -> None:
             raise UnsupportedError(
                 f"{plan}: kernel {kernel.name!r} scalar {value} does not fit {dtype} "
                 f"(32-bit sizes and indices); split the input", feature="size")
+
+
+def _check_bindings(plan: str, kernel: Any, slots: list[Slot], scalars: Any) -> None:
+    from accy.errors import InputError
+
+    where = f"plan {plan!r}: launch of kernel {kernel.name!r}"
+    if len(slots) != len(kernel.buffers):
+        raise InputError(f"{where} binds {len(slots)} slots to {len(kernel.buffers)} buffers "
+                         f"({', '.join(b.name for b in kernel.buffers)})")
+    if len(tuple(scalars)) != len(kernel.scalars):
+        raise InputError(f"{where} passes {len(tuple(scalars))} scalars for "
+                         f"{len(kernel.scalars)} ({', '.join(s.name for s in kernel.scalars)})")
+    access = [b.access != "read" for b in kernel.buffers]
+    if access != sorted(access, reverse=True):
+        raise InputError(f"{where}: declare the buffers it writes ('write'/'readwrite') before "
+                         f"the read-only ones (launch order: outputs, then inputs)")
 
 
 def _load(backend: Any, kernel: Any) -> object:
