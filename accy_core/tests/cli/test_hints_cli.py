@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from accy.cli.main import COMMANDS as ALL_COMMANDS
 
 PROGRAM = """\
 func @double(%x: f32[4]) -> (f32[4]) {
@@ -100,7 +101,7 @@ def test_closed_pipe_ends_quietly(program, args):
     assert proc.returncode == (0 if args == ["--help"] else 141)
 
 
-COMMANDS = ["backends", "kernels", "run", "ir", "compile", "tune", "profile"]
+COMMANDS = list(ALL_COMMANDS)  # every command, including ones added later
 
 
 @pytest.mark.parametrize("command", [None, *COMMANDS])
