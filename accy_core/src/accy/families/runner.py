@@ -167,13 +167,6 @@ class Plan:
 
         be = backend_object(backend)
         g = self.graph()
-        unwritten = [k for k, s in enumerate(g.result_slots) if s not in g.written_slots]
-        if unwritten:
-            from accy.errors import InputError
-
-            raise InputError(f"plan {self.name!r}: output #{unwritten[0]} is not written by any "
-                             "launch; bind it to a kernel buffer declared 'write' or "
-                             "'readwrite' (outputs are not initialised)")
         loaded = {name: _load(be, k) for name, k in g.kernels.items()}
         exe = Executable(be, g, loaded)
         try:
