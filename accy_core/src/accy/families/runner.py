@@ -128,8 +128,8 @@ class Plan:
                 after a read-only one.
             UnsupportedError: the launch cannot be indexed (see :func:`check_launch`).
         """
-        _check_bindings(self.name, kernel, slots, scalars)
         check_launch(self.name, kernel, groups, scalars)
+        _check_bindings(self.name, kernel, slots, scalars)
         self._launches.append((kernel, int(groups), tuple(s.index for s in slots),
                                tuple(scalars)))
 
