@@ -31,3 +31,18 @@ def backend(request) -> str:
     if not probe.available:
         pytest.skip(f"backend {name!r} unavailable: {probe.reason}")
     return name
+
+
+# Hypothesis profiles of the fuzzer (tests/fuzz): the default run takes each fuzz test's
+# short example count; `pytest -m fuzz --hypothesis-profile=long` runs ten thousand programs
+# per backend (and ten thousand IR-text mutations). Registered here, not in tests/fuzz, so
+# that the profile exists before the hypothesis plugin loads it.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is a declared test dependency
+    pass
+else:
+    settings.register_profile(
+        "long", max_examples=10_000, deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )

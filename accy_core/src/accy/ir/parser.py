@@ -2,7 +2,8 @@
 
 Errors raise :class:`accy.errors.ParseError` with line, column and a caret under the
 offending token; type errors found after parsing raise :class:`VerifyError` through the
-verifier.
+verifier. Nesting (``[`` lists, ``dense<``, regions) deeper than :data:`MAX_NESTING` is a
+ParseError, so no text can exhaust the Python stack.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from accy.ir.dtypes import DType
 from accy.ir.ops.registry import get_op_def
 from accy.ir.types import TensorType
 
-__all__ = ["parse_module"]
+__all__ = ["MAX_NESTING", "parse_module"]
+
+MAX_NESTING = 64  # levels of [ ], dense< > and nested regions together
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+|//[^\n]*)
@@ -67,6 +70,7 @@ class _Parser:
         self.toks = _lex(text)
         self.i = 0
         self.source = source
+        self.depth = 0
 
     # ------------------------------------------------------------ token helpers
     def peek(self) -> _Tok:
@@ -89,6 +93,19 @@ class _Parser:
             raise self.error(f"expected '{text}', got '{got}'", t)
         return t
 
+    def integer(self, t: _Tok) -> int:
+        """The value of integer token ``t``; ParseError past 64 digits (no accy integer is
+        that long, and Python refuses to convert more than 4300)."""
+        if len(t.text.lstrip("-")) > 64:
+            raise self.error(f"integer literal of {len(t.text)} digits is out of range", t)
+        return int(t.text)
+
+    def enter(self) -> None:
+        """One level deeper (a list, dense literal or region); ParseError past the limit."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"nesting deeper than {MAX_NESTING} levels")
+
     def accept(self, text: str) -> bool:
         if self.peek().text == text:
             self.i += 1
@@ -110,7 +127,7 @@ class _Parser:
             n = self.next()
             if n.kind != "number" or not n.text.lstrip("-").isdigit():
                 raise self.error(f"expected an integer extent, got '{n.text}'", n)
-            shape.append(int(n.text))
+            shape.append(self.integer(n))
             if self.peek().text != "]":
                 self.expect(",")
         try:
@@ -131,23 +148,28 @@ class _Parser:
         t = self.peek()
         if t.text == "[":
             self.next()
+            self.enter()
             items = []
             while not self.accept("]"):
                 items.append(self.parse_attr_value())
                 if self.peek().text != "]":
                     self.expect(",")
+            self.depth -= 1
             return tuple(items)
         self.next()
         if t.kind == "number":
             if t.text.lstrip("-").isdigit():
-                return int(t.text)
+                return self.integer(t)
             return float(t.text)
         if t.kind == "string":
             return self.string_value(t)
         if t.text in ("true", "false"):
             return t.text == "true"
         if t.text == "dense":
-            return self.parse_dense()
+            self.enter()
+            value = self.parse_dense()
+            self.depth -= 1
+            return value
         if t.kind == "ident":
             try:
                 dtype = DType.parse(t.text)
@@ -297,6 +319,7 @@ class _Parser:
         return np.asarray(items, dtype=t.dtype.numpy).reshape(t.shape)
 
     def parse_region(self) -> Region:
+        self.enter()
         self.expect("{")
         self.expect("^")
         self.expect("(")
@@ -309,6 +332,7 @@ class _Parser:
         self.expect(":")
         while not self.accept("}"):
             self.parse_op(block, scope)
+        self.depth -= 1
         return Region(block)
 
     def bind_arg(self, block: Block, scope: dict[str, Value]) -> None:

@@ -2,7 +2,8 @@
 
 - relu(x) → max(x, 0)
 - gelu(x) → 0.5·x·(1 + tanh(c·(x + 0.044715·x³))), c = √(2/π) (tanh form, see accy.ir.ops.nn)
-- softmax(x, axis) → e = exp(x − broadcast(max(x, axis))); e / broadcast(sum(e, axis))
+- softmax(x, axis) → e = exp(x − broadcast(max(x, axis))); e / broadcast(sum(e, axis));
+  an empty ``x`` is its own softmax (there is no max over an empty axis to take)
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def _gelu(rw: Rewriter) -> list:
 
 def _softmax(rw: Rewriter) -> list:
     x = rw.anchor.operands[0]
+    if x.type.num_elements == 0:
+        return [x]
     axis = rw.anchor.attrs.get("axis", -1)
     axis = axis + x.type.rank if axis < 0 else axis
     m = rw.op("reduce.max", [x], axes=(axis,), keepdims=True)

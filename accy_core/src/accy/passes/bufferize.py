@@ -10,8 +10,14 @@ IR and survives cloning:
 
 Parameters, constants and results get slots of their own (results are fresh arrays on every
 call). Temporaries are reused once their last reader has run (lifetime-based reuse, best
-fit by size). A ``map`` region whose input dies at that region, has the output's size and is
-read only at the output's own index (through elementwise ops, no index maps) writes its
+fit by size), whatever their dtype: a temporary slot is a whole number of
+:data:`SLOT_ALIGN` (8) bytes, which is a whole number of elements of every dtype (bool 1,
+i32/u32/f32 4, i64/f64 8) — the rule the backends' launch checks apply — and each slot is
+its own allocation (so aligned for every dtype). A ``map`` region whose input dies at that
+region, has the output's type (same shape and element type: the kernel reads and writes the
+one buffer with one type) and is read only at the output's own index (every path from the
+input to the ``dispatch.yield`` runs through shape-preserving elementwise ops only; a
+transpose, reshape, broadcast, slice or pad on the way reads other elements) writes its
 output in place. A ``library`` or ``contract`` region (kernel-family call) also gets
 ``scratch_slots``: the temporaries its family plan asks for, taken from the free slots and
 released right after it.
@@ -27,7 +33,14 @@ from accy.ir.core import Function
 from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.passes.base import Pass, PassContext
 
-__all__ = ["BufferizePass", "plan_function"]
+__all__ = ["SLOT_ALIGN", "BufferizePass", "plan_function", "slot_size"]
+
+SLOT_ALIGN = 8  # bytes: a whole number of elements of every dtype
+
+
+def slot_size(nbytes: int) -> int:
+    """Bytes of a temporary slot holding ``nbytes``: rounded up to :data:`SLOT_ALIGN`."""
+    return -(-nbytes // SLOT_ALIGN) * SLOT_ALIGN
 
 
 def _last_uses(fn: Function) -> dict[Value, int]:
@@ -39,8 +52,24 @@ def _last_uses(fn: Function) -> dict[Value, int]:
 
 
 def _identity_read(region: Operation, k: int) -> bool:
+    """Block argument ``k`` reaches the yield only through shape-preserving elementwise ops
+    (so output element ``i`` reads input element ``i`` and nothing else of it)."""
     arg = region.regions[0].block.args[k]
-    return all(u.op_def.has("elementwise") for u in arg.users)
+    out = region.results[0].type
+    if arg.type != out:
+        return False
+    todo, seen = [arg], set()
+    while todo:
+        v = todo.pop()
+        for user in v.users:
+            if user.name == "dispatch.yield":
+                continue
+            if not user.op_def.has("elementwise") or user.results[0].type.shape != out.shape:
+                return False
+            if user not in seen:
+                seen.add(user)
+                todo.extend(user.results)
+    return True
 
 
 class _Slots:
@@ -53,6 +82,7 @@ class _Slots:
         return len(self.sizes) - 1
 
     def take_temp(self, nbytes: int) -> int:
+        nbytes = slot_size(nbytes)
         fits = [s for s in self.free if self.sizes[s] >= nbytes]
         if not fits:
             return self.new(nbytes)
@@ -98,24 +128,23 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
     chosen: tuple[int, ...] = ()
     if out not in slot_of:
         if in_place and op.attrs.get("kind") == "map":
-            for k, v in enumerate(op.operands):
-                if (
-                    v in dying
-                    and slots.sizes[slot_of[v]] == out.type.nbytes
-                    and _identity_read(op, k)
-                ):
+            for v in list(dying):
+                same = tuple(j for j, w in enumerate(op.operands) if w is v)
+                if v.type == out.type and all(_identity_read(op, j) for j in same):
                     slot_of[out] = slot_of[v]
                     dying.remove(v)
-                    chosen = tuple(j for j, w in enumerate(op.operands) if w is v)
+                    chosen = same
                     break
         if out not in slot_of:
-            slot_of[out] = slots.take_temp(out.type.nbytes) if reuse else slots.new(out.type.nbytes)
+            slot_of[out] = (slots.take_temp(out.type.nbytes) if reuse
+                            else slots.new(slot_size(out.type.nbytes)))
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
     if op.attrs.get("kind") in FAMILY_KINDS:
         from accy.families.lowering import scratch_bytes
 
-        scratch = [slots.take_temp(n) if reuse else slots.new(n) for n in scratch_bytes(op, target)]
+        scratch = [slots.take_temp(n) if reuse else slots.new(slot_size(n))
+                   for n in scratch_bytes(op, target)]
         op.attrs["scratch_slots"] = tuple(scratch)
         if reuse:
             slots.free.extend(scratch)

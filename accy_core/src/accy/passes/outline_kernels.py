@@ -121,7 +121,9 @@ class _Emitter:
         op = v.defining_op
         name, src = op.name, op.operands
         if name == "tensor.constant":
-            x = op.attrs["value"].reshape(-1)[0].item()
+            flat = op.attrs["value"].reshape(-1)
+            # an empty constant fuses as a "scalar" too; no index into it is ever evaluated
+            x = flat[0].item() if flat.size else flat.dtype.type(0).item()
             return Const(x, v.type.dtype.value)
         if name == "tensor.broadcast_to":
             return self.value_at(src[0], idx.broadcast_from(src[0].type.shape))
