@@ -4,7 +4,8 @@ Supported inside a trace:
 
 - ``None``/``anp.newaxis``, ``...`` and full slices ``:`` (a reshape, no data movement);
 - integers, slices with static bounds and one integer-array index (host or traced,
-  ``int32 | int64``): each indexed axis becomes a ``tensor.gather`` along that axis
+  ``int32 | int64 | uint32``; traced ``uint32`` indices are widened to int64): each
+  indexed axis becomes a ``tensor.gather`` along that axis
   (numpy's ``take``), so ``x[idx]`` with ``idx`` of shape ``(k,)`` on ``x`` of shape
   ``(n, d)`` gives ``(k, d)``; negative host indices wrap, traced indices must be in range;
 - ``x.at[idx].add(v)``: a new array equal to ``x`` with ``v`` added at rows ``idx`` of
@@ -73,7 +74,7 @@ def _expand(index: Any, rank: int) -> list[Any]:
 def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
     """Elements of ``x`` at ``indices`` along ``axis`` (numpy ``take``; ``tensor.gather``).
 
-    Shapes: ``x`` (..., n, ...) with n at ``axis``, ``indices`` (k...) int32 | int64 →
+    Shapes: ``x`` (..., n, ...) with n at ``axis``, ``indices`` (k...) int32|int64|uint32 →
     ``x.shape[:axis] + indices.shape + x.shape[axis + 1:]``. ``axis=None`` (numpy's
     default) indexes the flattened ``x``; ``mode`` is ``"raise"``, ``"clip"`` or ``"wrap"``.
     """
@@ -99,10 +100,8 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
         return wrap(tr, _gather(tr, v, indices, axis))
     extent = v.type.shape[axis]
     if isinstance(indices, Tracer):
-        if not indices.accy_dtype.is_int:
-            raise _unsupported(f"a {indices.accy_dtype} array", "indices must be int32 or "
-                               "int64; cast with .astype(anp.int32)")
-        return wrap(tr, _needs_op(tr, "gather")(v, indices.value, axis=axis, mode=mode))
+        return wrap(tr, _needs_op(tr, "gather")(v, _traced_indices(tr, indices), axis=axis,
+                                                mode=mode))
     arr = np.asarray(indices)
     if arr.dtype.kind not in "iu":
         raise _unsupported(f"a {arr.dtype} array", "indices must be integers")
@@ -113,12 +112,20 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
     return wrap(tr, _gather(tr, v, arr, axis))
 
 
+def _traced_indices(tr: Trace, ix: Tracer) -> Value:
+    """A traced index array as the IR's index dtypes take it: int32/int64 as they are,
+    uint32 widened to int64 (every value kept); anything else is refused here."""
+    if not ix.accy_dtype.is_int:
+        raise _unsupported(f"a {ix.accy_dtype} array", "indices must be int32 or int64 "
+                           "(uint32 is widened to int64); cast with .astype(anp.int32)")
+    if ix.accy_dtype not in (DType.I32, DType.I64):
+        return tr.fb.cast(ix.value, DType.I64)
+    return ix.value
+
+
 def _index_value(tr: Trace, ix: Any, extent: int) -> Value:
     if isinstance(ix, Tracer):
-        if not ix.accy_dtype.is_int:
-            raise _unsupported(f"a {ix.accy_dtype} array", "indices must be int32 or int64; "
-                               "cast with .astype(anp.int32)")
-        return ix.value
+        return _traced_indices(tr, ix)
     arr = np.asarray(ix)
     if arr.dtype.kind not in "iu":
         raise _unsupported(f"a {arr.dtype} array", "indices must be integers")
