@@ -274,8 +274,9 @@ _ELEMENTWISE_EXACT = {"neg", "abs", "relu", "not"}
 def _rule(op, xs, es, out):  # noqa: C901 - one case per op family
     name = op.name
     kind = name.split(".", 1)[1]
-    if name in MOVES:
-        return get_op_def(name).reference([es[0]], dict(op.attrs))[0]
+    if name in MOVES:  # the error moves with the data; padding is exact
+        attrs = dict(op.attrs, value=0.0) if name == "tensor.pad" else dict(op.attrs)
+        return get_op_def(name).reference([es[0]], attrs)[0]
     if name in ("tensor.constant", "tensor.iota"):
         return np.zeros(out.shape)
     if name in ("arith.neg", "arith.abs", "arith.not", "nn.relu"):

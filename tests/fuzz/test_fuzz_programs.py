@@ -33,6 +33,8 @@ def test_fuzz_programs(backend: str) -> None:
     @given(st.data())
     def run(data) -> None:
         ran.append(1)
+        if len(ran) % 500 == 0:  # progress of a long run (visible with -s)
+            print(f"{backend}: {len(ran)} programs", flush=True)
         check_program(data.draw(programs(backend_options(backend)), label="program"), backend)
 
     run()

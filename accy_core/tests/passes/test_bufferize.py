@@ -132,3 +132,21 @@ def test_argsort_of_softmax_along_axis_0(backend_name: str = "cpu") -> None:
     e = np.exp(x - x.max(0))
     want = np.argsort(e / e.sum(0), axis=0, kind="stable")
     np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_a_slot_the_launch_check_would_refuse_fails_at_compile(monkeypatch) -> None:
+    """Should the planner ever hand out a slot that is not a whole number of a kernel
+    buffer's elements again, compile says so (InternalError), not the first call."""
+    import accy.passes.bufferize as bufferize
+    from accy.errors import InternalError
+
+    monkeypatch.setattr(bufferize, "slot_size", lambda n: n)  # the old, unrounded sizes
+
+    def body(fb):
+        c = fb.cast(fb.exp(fb.param(0)), "f32")
+        s1 = fb.add(fb.slice(c, (0,), (20,)), fb.slice(c, (1,), (21,)))
+        y = fb.exp(fb.slice(fb.param(0), (0,), (30,)))
+        return s1, fb.add(fb.slice(y, (0,), (10,)), fb.slice(y, (1,), (11,)))
+
+    with pytest.raises(InternalError, match="not a whole number of elements"):
+        accy.compile(_build([("f64", (61,))], body), "cpu", use_cache=False)

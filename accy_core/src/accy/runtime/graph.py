@@ -113,7 +113,25 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
                     s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
                 ),
             ))
+    _check_slot_sizes(g)
     return g
+
+
+def _check_slot_sizes(g: LaunchGraph) -> None:
+    """Every temporary slot a launch binds is a whole number of the kernel buffer's
+    elements: the rule the backends' launch checks apply, checked here at compile time so
+    that a planner/launch-check disagreement is an InternalError, never a failed call."""
+    from accy.errors import InternalError
+    from accy.kernel.ir import dtype_bytes
+
+    own = set(g.param_slots) | set(g.result_slots) | set(g.constants)
+    for ln in g.launches:
+        for buf, slot in zip(g.kernels[ln.kernel].buffers, ln.slots, strict=False):
+            size = g.slot_bytes[slot]
+            if slot not in own and size and size % dtype_bytes(buf.dtype):
+                raise InternalError(
+                    f"{g.name}: slot {slot} of {size} bytes bound to {ln.kernel}'s {buf.dtype} "
+                    f"buffer {buf.name!r} is not a whole number of elements; please report")
 
 
 def _has_checks(op) -> bool:

@@ -65,7 +65,8 @@ def _region_buffers(be: Any, graph: Any, region: Any) -> list[object]:
         s for k, s in enumerate(region.attrs["in_slots"]) if k not in region.attrs["in_place"]]
     bufs = []
     for s in slots:
-        buf = be.allocate(max(graph.slot_bytes[s], 1))
+        # an empty tensor's slot still needs a whole number of elements of every dtype
+        buf = be.allocate(max(graph.slot_bytes[s], 8))
         be.fill(buf, 0)
         bufs.append(buf)
     return bufs
