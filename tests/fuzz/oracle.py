@@ -49,8 +49,10 @@ def _smul(x: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def _finish(out: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Undetermined where a non-finite value is inexact or an inexact one may overflow."""
+    """Undetermined where a non-finite value is inexact or an inexact one may overflow (or
+    where a rule's arithmetic on non-finite values gave a NaN bound)."""
     e = np.broadcast_to(np.asarray(e, dtype=np.float64), out.shape).copy()
+    e[np.isnan(e)] = INF
     if out.dtype.kind != "f":
         return np.where(e > 0, INF, 0.0)
     fmax = float(_info(out).max)
@@ -62,7 +64,7 @@ def _finish(out: np.ndarray, e: np.ndarray) -> np.ndarray:
 
 
 def _unk(*es: np.ndarray) -> np.ndarray:
-    return np.where(np.any([e > 0 for e in es], axis=0), INF, 0.0)
+    return np.where(np.any([(e > 0) | np.isnan(e) for e in es], axis=0), INF, 0.0)
 
 
 def _rounded(e: np.ndarray, out: np.ndarray) -> np.ndarray:
