@@ -7,12 +7,14 @@ from accy.errors import BackendUnavailable
 from accy_backend_opencl.device import DeviceInfo, choose_device
 
 
-def _info(index, type_, extensions=("cl_khr_spir",), il="", compiler=True, version=(3, 0)):
+def _info(index, type_, extensions=("cl_khr_spir",), il="", compiler=True, version=(3, 0),
+          fp32_atomic_add=False):
     return DeviceInfo(index=index, platform=f"P{index}", platform_version="OpenCL 3.0 X",
                       name=f"dev{index}", type=type_, driver_version="1.0",
                       opencl_version=version, il_version=il, extensions=frozenset(extensions),
                       compiler=compiler, max_workgroup_size=256, local_memory_bytes=65536,
-                      max_allocation_bytes=1 << 30, fp64=True, out_of_order=False)
+                      max_allocation_bytes=1 << 30, fp64=True, out_of_order=False,
+                      fp32_atomic_add=fp32_atomic_add)
 
 
 def test_gpu_before_accelerator_before_cpu():
@@ -43,9 +45,11 @@ def test_features_from_extensions():
     plain = _info(0, "CPU")
     assert plain.features() == {"f64", "i64"}
     rich = _info(0, "GPU", ("cl_khr_int64_base_atomics", "cl_khr_subgroups",
-                            "cl_ext_float_atomics"))
+                            "cl_ext_float_atomics", "cl_khr_il_program"), fp32_atomic_add=True)
     assert rich.features() == {"f64", "i64", "int64_atomics", "subgroups",
                                "native_float_atomics"}
+    spir_only = _info(0, "CPU", ("cl_khr_spir", "cl_ext_float_atomics"), fp32_atomic_add=True)
+    assert "native_float_atomics" not in spir_only.features()  # the translator path: CAS
 
 
 def test_compile_only_backend_compiles_and_refuses_device_work():

@@ -46,6 +46,8 @@ def test_float_atomics_are_a_cas_loop_unless_native():
     assert "cmpxchg ptr addrspace(1)" in cas and "atomicrmw" not in cas
     native = emit_llvm_ir(K.histogram("f32"), OpenCLTarget())
     assert 'atomicrmw fadd ptr addrspace(1) %v' in native and "cmpxchg" not in native
+    f64 = emit_llvm_ir(K.histogram("f64"), OpenCLTarget())  # native add is f32 only
+    assert "cmpxchg ptr addrspace(1) %v" in f64 and "i64" in f64
     ints = emit_llvm_ir(K.histogram("i32"), OpenCLTarget())
     assert 'atomicrmw add ptr addrspace(1)' in ints and 'syncscope("device") monotonic' in ints
 

@@ -7,9 +7,9 @@ directly (``clCreateProgramWithIL``), or SPIR 1.2 bitcode from the Khronos trans
 (:mod:`.bridge`, Debian's PoCL). Built programs are cached on disk per device
 (:mod:`.program_cache`). Buffers, streams and events: :mod:`.queues`.
 
-Without a device (``OpenCLBackend(device=None, compile_only=True)``, what ``accy compile``
-opens where no OpenCL platform exists) ``compile`` and ``emit`` still work for a generic
-device with every feature; everything that needs a device raises
+Without a device (``OpenCLBackend(compile_only=True)``, what ``accy compile`` opens where no
+OpenCL platform exists) ``compile`` and ``emit`` still work, for a portable device
+(:data:`~accy_backend_opencl.target.PORTABLE_FEATURES`); everything that needs a device raises
 :class:`~accy.errors.BackendUnavailable` with the reason.
 """
 
@@ -32,7 +32,7 @@ from accy.kernel import Kernel, dtype_bytes
 from accy_backend_opencl.bridge import SPIR_BUILD_OPTIONS, find_translator, spir_bitcode
 from accy_backend_opencl.program_cache import ProgramCache, program_key
 from accy_backend_opencl.queues import OpenCLEvent, OpenCLStream, QueueOps
-from accy_backend_opencl.target import ALL_FEATURES, OpenCLTarget, entry_name
+from accy_backend_opencl.target import PORTABLE_FEATURES, OpenCLTarget, entry_name
 
 __all__ = ["LoadedKernel", "OpenCLBackend"]
 
@@ -84,7 +84,7 @@ class OpenCLBackend(QueueOps):
         self.subgroup_size = 1
         self._cl = self._context = self._queue = self._device = None
         if compile_only:
-            self.target = OpenCLTarget(ALL_FEATURES, None, None)
+            self.target = OpenCLTarget(PORTABLE_FEATURES, None, None)
             return
         import pyopencl as cl
 

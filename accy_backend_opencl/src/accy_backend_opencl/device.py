@@ -46,6 +46,7 @@ class DeviceInfo:
     fp64: bool
     out_of_order: bool
     max_subgroups: int = 0
+    fp32_atomic_add: bool = False
 
     @property
     def vendor(self) -> str:
@@ -80,8 +81,8 @@ class DeviceInfo:
             out.add("int64_atomics")
         if "cl_khr_subgroups" in self.extensions or self.max_subgroups > 0:
             out.add("subgroups")  # OpenCL 3.0 reports them without the extension
-        if "cl_ext_float_atomics" in self.extensions:
-            out.add("native_float_atomics")
+        if self.fp32_atomic_add and self.takes_il():
+            out.add("native_float_atomics")  # OpAtomicFAddEXT needs the IL path
         return frozenset(out)
 
     def fingerprint(self) -> str:
@@ -134,7 +135,25 @@ def _info(cl: Any, index: int, platform: Any, device: Any) -> DeviceInfo:
         fp64=bool(get("double_fp_config", 0)),
         out_of_order=bool(queue_props & cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE),
         max_subgroups=int(get("max_num_sub_groups", 0) or 0),
+        fp32_atomic_add=_fp32_atomic_add(cl, device, device.extensions.split()),
     )
+
+
+_SINGLE_FP_ATOMIC_CAPABILITIES_EXT = 0x4231
+_GLOBAL_FP_ATOMIC_ADD_EXT = 1 << 1
+
+
+def _fp32_atomic_add(cl: Any, device: Any, extensions: list[str]) -> bool:
+    """Whether ``cl_ext_float_atomics`` reports atomic add on f32 in ``__global`` memory
+    (``CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT``); unknown answers count as no, and
+    float atomics then use the ``cmpxchg`` loop, which every device runs."""
+    if "cl_ext_float_atomics" not in extensions:
+        return False
+    try:
+        caps = int(device.get_info(_SINGLE_FP_ATOMIC_CAPABILITIES_EXT))
+    except (cl.Error, TypeError, ValueError):
+        return False
+    return bool(caps & _GLOBAL_FP_ATOMIC_ADD_EXT)
 
 
 def list_devices(cl: Any) -> list[tuple[DeviceInfo, Any]]:

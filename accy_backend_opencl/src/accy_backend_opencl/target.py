@@ -13,10 +13,10 @@ SPIR-V") and every one of them was run on PoCL through the SPIR bridge (:mod:`.b
   turns them into ``BuiltIn`` variables.
 - Barrier ``barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)``.
 - Math: LLVM intrinsics, f32 and f64, which LLVM lowers to ``OpenCL.std`` instructions.
-- Atomics: ``atomicrmw ... syncscope("device") monotonic`` on ``__global``. Float add uses
-  ``OpAtomicFAddEXT`` where the device has ``cl_ext_float_atomics`` (feature
-  ``native_float_atomics``); elsewhere float add/min/max are a ``cmpxchg`` loop on the
-  value's bits (OpenCL 1.2 core atomics), so every OpenCL device offers float atomics.
+- Atomics: ``atomicrmw ... syncscope("device") monotonic`` on ``__global``. f32 add uses
+  ``OpAtomicFAddEXT`` where the device has ``cl_ext_float_atomics`` global add and takes IL
+  (feature ``native_float_atomics``); elsewhere float add/min/max are a ``cmpxchg`` loop on
+  the value's bits (OpenCL 1.2 core atomics), so every OpenCL device offers float atomics.
 - Middle end: the ``light`` pipeline; the driver's own compiler optimises the kernel.
 """
 
@@ -33,13 +33,16 @@ from accy.kernel import ir
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
 
-__all__ = ["ALL_FEATURES", "CODEGEN_REVISION", "OpenCLTarget", "entry_name"]
+__all__ = ["ALL_FEATURES", "CODEGEN_REVISION", "PORTABLE_FEATURES", "OpenCLTarget", "entry_name"]
 
 TRIPLE = "spirv64-unknown-unknown"
 SPIRV_EXTENSIONS = "--spirv-ext=+SPV_EXT_shader_atomic_float_add"
 #: device features the target can use (names of :data:`accy.backend.FEATURES` plus
-#: ``native_float_atomics``: ``cl_ext_float_atomics`` add on f32/f64)
+#: ``native_float_atomics``: ``cl_ext_float_atomics`` add on f32)
 ALL_FEATURES = frozenset({"f64", "i64", "int64_atomics", "subgroups", "native_float_atomics"})
+#: what SPIR-V compiled without a device assumes: OpenCL 2.1+ full profile with fp64 and
+#: 64-bit atomics, float atomics as ``cmpxchg`` loops (runs on any such device)
+PORTABLE_FEATURES = frozenset({"f64", "i64", "int64_atomics"})
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint)
 CODEGEN_REVISION = "1"
 _BUILTINS = {
@@ -191,7 +194,7 @@ class OpenCLTarget(BaseTarget):
         """
         if dtype not in ("f32", "f64") or op not in _FLOAT_OPS:
             return False
-        if op == "add" and "native_float_atomics" in self.features:
+        if op == "add" and dtype == "f32" and "native_float_atomics" in self.features:
             return False
         ty, bits = llvm_type(dtype), "i32" if dtype == "f32" else "i64"
         pre = em.branch_to_new_block("atomic.pre")
