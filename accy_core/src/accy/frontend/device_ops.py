@@ -78,6 +78,8 @@ def _binary(name: str, op: Callable[[Any, Any], Any], reverse: bool = False):
         if not isinstance(other, (DeviceArray, np.ndarray, np.generic, int, float, bool, list,
                                   tuple)):
             return NotImplemented
+        if other is self:  # d - d: one parameter (backends may refuse one buffer bound twice)
+            return _jitted(f"{key}_self", self.backend_name, lambda a: op(a, a))(self)
         return _jitted(key, self.backend_name, fn)(self, _operand(self, other))
 
     method.__name__ = f"__{key}__"
