@@ -211,3 +211,10 @@ FAMILIES = [
     if f.name in _TUNING else f
     for f in FAMILIES
 ]
+FAMILIES = [
+    dataclasses.replace(f, metadata={**f.metadata,
+                                     "tuning_problem": f"{P}.tuning_problems:matmul",
+                                     "tuning_shape_family": "512x512x512-f32"})
+    if f.name == "matmul" else f
+    for f in FAMILIES
+]

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["gather", "scan", "scatter_add", "segment_sum", "sort", "argsort", "spmv"]
+__all__ = ["argsort", "gather", "matmul", "scan", "scatter_add", "segment_sum", "sort", "spmv"]
 
 N = 1 << 20
 _RNG_SEED = 20261129
@@ -65,3 +65,10 @@ def spmv() -> dict[str, Any]:
     a = sp.random(1 << 16, 1 << 16, density=16 / (1 << 16), format="csr", random_state=rng,
                   dtype=np.float32)
     return {"A": a, "x": rng.standard_normal(1 << 16).astype(np.float32), "dtype": "f32"}
+
+
+def matmul() -> dict[str, Any]:
+    """512 x 512 @ 512 x 512 f32 (``matmul.gemv`` refuses it and is skipped)."""
+    rng = _rng()
+    return {"a": rng.standard_normal((512, 512)).astype(np.float32),
+            "b": rng.standard_normal((512, 512)).astype(np.float32)}

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from accy.errors import CapabilityError, UnsupportedError
 from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.progress import track
 from accy.tuning.cache import TuningCache, TuningEntry, region_shape_family
@@ -152,6 +153,11 @@ def _sweep_variant(fam: Any, var: Any, be: Any, problem: dict, warmup: int, samp
         r.skipped = why
         return r
     run = resolve(var.run)
+    try:  # a variant may refuse the family's problem (matmul.gemv: not a matrix-vector one)
+        run(be, var.candidates[0], **problem)
+    except (UnsupportedError, CapabilityError) as e:
+        r.skipped = str(e)
+        return r
     for i, cand in enumerate(var.candidates):
         r.measurements.append(measure(lambda c=cand: run(be, c, **problem), lambda: None,
                                       index=i, label=cand.label(), warmup=warmup,
