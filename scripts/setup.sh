@@ -51,7 +51,7 @@ accy_create_venv() {
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
         "${editable[@]}" pytest hypothesis ruff scipy numexpr vulkan jsonschema matplotlib \
-        "dask[array]" distributed wheel
+        "dask[array]" distributed wheel threadpoolctl
 }
 
 accy_install_system_packages
