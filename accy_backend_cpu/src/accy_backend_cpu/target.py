@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from functools import cache
 
-from accy.codegen import BaseTarget, CodegenRequest
+from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest
 
 from accy_backend_cpu.vecmath import VECMATH_F32
 
@@ -82,6 +82,7 @@ class CpuTarget(BaseTarget):
             getattr(accy, "__version__", "0"),
             str(self.opt_level),
             "vecmath-1",
+            GENERATOR_REVISION,
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 

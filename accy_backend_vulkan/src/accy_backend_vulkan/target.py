@@ -28,7 +28,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from accy.codegen import BaseTarget, CodegenRequest, llvm_type
+from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest, llvm_type
 from accy.errors import CapabilityError
 from accy.kernel import AtomicRMW, For, If, Kernel, ThreadId, Unary
 
@@ -169,7 +169,7 @@ class VulkanTarget(BaseTarget):
         import llvmlite.binding as llvm
 
         parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info),
-                 CODEGEN_REVISION)
+                 CODEGEN_REVISION, GENERATOR_REVISION)
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # checks -----------------------------------------------------------------------------
@@ -361,7 +361,7 @@ class VulkanTarget(BaseTarget):
         return CodegenRequest(
             ir=llvm_ir,
             triple=self.triple,
-            opt_level=2,
+            opt_level=0,
             outputs=outputs,
             options=(SPIRV_EXTENSIONS,),
             pipeline="light",

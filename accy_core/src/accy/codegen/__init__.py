@@ -7,9 +7,16 @@ the text into object code, assembly, PTX or SPIR-V in a restartable worker proce
 from __future__ import annotations
 
 from accy.codegen.llvm import emit_llvm_ir, partition_regions
-from accy.codegen.target import BaseTarget, TargetDescription, llvm_type, memory_type
+from accy.codegen.target import (
+    GENERATOR_REVISION,
+    BaseTarget,
+    TargetDescription,
+    llvm_type,
+    memory_type,
+)
 
 __all__ = [
+    "GENERATOR_REVISION",
     "BaseTarget",
     "CodegenRequest",
     "TargetDescription",

@@ -2,7 +2,7 @@
 
 Semantics match :mod:`accy.kernel.interpreter`: integer ``div``/``rem`` never trap (a zero
 divisor, and ``MIN / -1`` for signed types, divide by 1 instead), shift amounts are masked to
-the bit width, float → int conversions saturate (``llvm.fpto[su]i.sat``, NaN → 0), float
+the bit width, float → int conversions saturate (NaN → 0; ``accy.numerics``), float
 ``min``/``max`` are ``llvm.minnum``/``llvm.maxnum`` and ``ne`` on floats is unordered.
 """
 
@@ -161,3 +161,4 @@ def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
     if source in ("u32", "bool"):
         return em.value(f"zext {ts} {x} to {td}")
     return em.target.sign_extend(em, x, ts, td)
+

@@ -33,7 +33,19 @@ if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
     from accy.kernel import Kernel
 
-__all__ = ["LLVM_MATH_UNARY", "BaseTarget", "TargetDescription", "llvm_type", "memory_type"]
+__all__ = [
+    "GENERATOR_REVISION",
+    "LLVM_MATH_UNARY",
+    "BaseTarget",
+    "TargetDescription",
+    "llvm_type",
+    "memory_type",
+]
+
+#: bumped when the shared generator emits different code for the same kernel (e.g. the
+#: float → int lowering); backends put it into their target fingerprints, so artifacts an
+#: older generator cached on disk are not reused
+GENERATOR_REVISION = "2"
 
 #: kernel-IR unary ops lowered to ``llvm.<op>.<f32|f64>`` intrinsics by default
 LLVM_MATH_UNARY = frozenset(

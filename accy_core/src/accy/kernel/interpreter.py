@@ -10,7 +10,8 @@ Semantics pinned here and matched by the LLVM code generator:
   a divisor of 1 (``x / 0 == x``, ``x % 0 == 0``), ``MIN / -1 == MIN``.
 - Shift amounts are taken modulo the bit width; ``shr`` is arithmetic for i32/i64.
 - Float ``min``/``max`` return the non-NaN operand (IEEE minNum/maxNum, ``np.fmin``).
-- Float → int casts saturate, NaN → 0; → bool is ``x != 0`` (NaN → true).
+- Float → int casts saturate, NaN → 0 (:func:`accy.numerics.saturating_cast`); → bool is
+  ``x != 0`` (NaN → true).
 - ``mulhi`` is the high 32 bits of the 64-bit product of two i32 (signed) or u32 values.
 - Out-of-bounds loads/stores raise ``IndexError`` (on a device they are undefined).
 - With ``max_loop_iterations`` (a device that ends work-items after that many loop
@@ -31,6 +32,7 @@ from accy.errors import CapabilityError, InternalError, VerifyError
 from accy.kernel import ir
 from accy.kernel.ir import NUMPY_DTYPES
 from accy.kernel.verifier import verify_kernel
+from accy.numerics import saturating_cast
 
 __all__ = ["NUMPY_DTYPES", "as_groups", "interpret"]
 
@@ -255,11 +257,7 @@ def _cast(x: np.ndarray, dtype: str) -> np.ndarray:
     target = NUMPY_DTYPES[dtype]
     if dtype == "bool":
         return x != 0
-    if x.dtype.kind == "f" and np.dtype(target).kind in "iu":
-        info = np.iinfo(target)
-        y = np.nan_to_num(x.astype(np.float64), nan=0.0)
-        return np.clip(np.trunc(y), info.min, info.max).astype(target)
-    return x.astype(target)
+    return saturating_cast(x, target)
 
 
 # ------------------------------------------------------------------------------- statements

@@ -19,6 +19,7 @@ from accy.ir.dtypes import DType
 from accy.ir.ops.common import FLOATS, NUMERIC, fail, require_dtype, same_type
 from accy.ir.ops.registry import OpDef, register_op
 from accy.ir.types import TensorType
+from accy.numerics import saturating_cast
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -128,24 +129,8 @@ def _cast_infer(types, attrs):
     return [types[0].with_dtype(DType.parse(attrs["dtype"]))]
 
 
-def _saturating_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
-    """Float → int toward zero, clamped to the integer range, NaN → 0 (what kernels do)."""
-    info = np.iinfo(dt)
-    t = np.trunc(np.where(np.isnan(x), 0, x))
-    hi = t >= 2.0 ** (info.bits - (info.min < 0))
-    lo = t < float(info.min)
-    out = np.where(hi | lo, 0, t).astype(dt)
-    out[hi] = info.max
-    out[lo] = info.min
-    return out
-
-
 def _cast_ref(xs, attrs):
-    dt = np.dtype(DType.parse(attrs["dtype"]).numpy)
-    with np.errstate(all="ignore"):
-        if xs[0].dtype.kind == "f" and dt.kind in "iu":
-            return [_saturating_to_int(xs[0], dt)]
-        return [xs[0].astype(dt)]
+    return [saturating_cast(xs[0], DType.parse(attrs["dtype"]).numpy)]
 
 
 for _n, (_f, _allowed, _traits) in _BINARY.items():
