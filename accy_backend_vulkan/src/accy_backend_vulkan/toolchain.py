@@ -117,27 +117,40 @@ def compile_spirv(kernel: Any, target: Any) -> bytes:
 def validate(spirv: bytes, kernel_name: str = "kernel", target_env: str = "vulkan1.3") -> bool:
     """Run ``spirv-val --target-env`` on ``spirv``; return False when it is not installed.
 
+    The module goes to a temporary file that is removed whatever the outcome (a rejected
+    module used to stay behind as ``/tmp/tmp*.spv``).
+
     Raises:
-        CompileError: the validator rejects the module (its stderr; ``repro`` is the path
-            of the kept ``.spv`` file).
+        CompileError: the validator rejects the module or does not answer within 60 s
+            (``stderr``: its output; ``repro``: the command, to run on the module that
+            ``backend.emit(kernel, "llvm")`` leads to).
     """
     tool = shutil.which("spirv-val")
     if tool is None:
         return False
-    with tempfile.NamedTemporaryFile(suffix=".spv", delete=False) as f:
-        f.write(spirv)
-        path = Path(f.name)
-    result = subprocess.run(
-        [tool, "--target-env", target_env, str(path)], capture_output=True, text=True, timeout=60
-    )
+    with tempfile.TemporaryDirectory(prefix="accy-spirv-val-") as tmp:
+        path = Path(tmp) / f"{_safe(kernel_name)}.spv"
+        path.write_bytes(spirv)
+        command = [tool, "--target-env", target_env, str(path)]
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired as e:
+            raise CompileError(
+                f"spirv-val did not finish within 60 s on kernel {kernel_name!r}",
+                tool="spirv-val",
+                repro=" ".join(command),
+            ) from e
     if result.returncode != 0:
         message = (result.stderr or result.stdout).strip()
         first = message.splitlines()[0] if message else "(no output)"
         raise CompileError(
-            f"spirv-val rejected kernel {kernel_name!r}: {first}; module kept at {path}",
+            f"spirv-val rejected kernel {kernel_name!r}: {first}",
             tool="spirv-val",
             stderr=message,
-            repro=str(path),
+            repro=f"spirv-val --target-env {target_env} {_safe(kernel_name)}.spv",
         )
-    path.unlink()
     return True
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:80] or "kernel"
