@@ -52,6 +52,7 @@ class SpirvCompiler:
             "workgroup_size": kernel.workgroup_size,
             "push_offsets": [f.offset_bytes for f in fields],
             "push_bytes": push_bytes,
+            "scalar_binding": self.target.scalar_binding(kernel),
             "target_fingerprint": self.target.fingerprint(),
             "kernel_fingerprint": kernel.fingerprint(),
         }

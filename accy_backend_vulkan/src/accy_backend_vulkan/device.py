@@ -206,7 +206,16 @@ class DeviceSetup:
             None,
         )
         self._create_pipeline_cache()
-        self.target = VulkanTarget(self._target_features())
+        limits = self._props.limits
+        self.target = VulkanTarget(
+            self._target_features(),
+            max_storage_buffers=min(
+                limits.maxPerStageDescriptorStorageBuffers,
+                limits.maxDescriptorSetStorageBuffers,
+                limits.maxPerStageResources,
+            ),
+            max_push_constant_bytes=limits.maxPushConstantsSize,
+        )
 
     def device_identity(self) -> pipeline_cache.DeviceIdentity:
         """Return what a persisted pipeline cache must match (vendor, device, driver, UUID)."""

@@ -10,8 +10,8 @@ The backend protocol's class; its parts are mixins, the only modules importing `
   events: :mod:`.commands`.
 
 Here: capabilities, compilation, pipelines (``load``), descriptor sets (one per kernel and
-bound-buffer tuple, cached: reused buffers give reused sets), scalars (push constants,
-layout :func:`accy_backend_vulkan.target.push_layout`) and ``launch``, which validates and
+bound-buffer tuple, cached: reused buffers give reused sets), scalars (push constants or a
+scalar buffer, :mod:`.scalars`) and ``launch``, which validates and
 queues a dispatch (:meth:`CommandQueue._enqueue`); the runtime's ``synchronize`` submits.
 """
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import struct
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,18 +43,10 @@ from accy_backend_vulkan.compiler import EMIT_FORMATS, SpirvCompiler
 from accy_backend_vulkan.device import DeviceSetup, loop_iteration_limit, probe_devices
 from accy_backend_vulkan.locking import SERIALIZED, serialize_methods
 from accy_backend_vulkan.memory import BufferMemory, VulkanBuffer
+from accy_backend_vulkan.scalars import ScalarArguments
 
 __all__ = ["VulkanBackend", "VulkanBuffer", "VulkanEvent", "VulkanStream", "probe_devices"]
 
-_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<i"}
-_NUMPY = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u32": np.uint32,
-    "bool": np.bool_,
-}
 _DISPATCH_BASE = getattr(vk, "VK_PIPELINE_CREATE_DISPATCH_BASE_KHR", 0x10)
 _DESCRIPTOR_CACHE_LIMIT = 64
 
@@ -72,6 +64,7 @@ class LoadedKernel:
     push_fields: list[Any]
     push_bytes: int
     descriptor_sets: dict[tuple[int, ...], Any] = field(default_factory=dict)
+    scalar_buffers: OrderedDict[bytes, Any] = field(default_factory=OrderedDict)
 
 
 def _save_at_exit(ref: Any) -> None:
@@ -80,7 +73,7 @@ def _save_at_exit(ref: Any) -> None:
         backend.save_pipeline_cache()
 
 
-class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
+class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, ScalarArguments):
     """The accy backend protocol on a Vulkan device (see ``accy.backend.protocol``).
 
     Args:
@@ -146,6 +139,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
                 shared_memory_bytes=limits.maxComputeSharedMemorySize,
                 features=frozenset(features),
                 max_loop_iterations=loop_iteration_limit(name, self._driver_id()),
+                max_storage_buffers=self.target.max_storage_buffers,
             )
         return self._caps
 
@@ -177,7 +171,8 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
             )
         meta = artifact.metadata
         dev = self._device
-        count = len(meta["buffers"])
+        spill = meta.get("scalar_binding") is not None  # scalars in a buffer, not pushed
+        count = len(meta["buffers"]) + spill
         try:
             module = vk.vkCreateShaderModule(
                 dev,
@@ -215,8 +210,8 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
                     sType=vk.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                     setLayoutCount=1,
                     pSetLayouts=[set_layout],
-                    pushConstantRangeCount=1,
-                    pPushConstantRanges=[push],
+                    pushConstantRangeCount=0 if spill else 1,
+                    pPushConstantRanges=None if spill else [push],
                 ),
                 None,
             )
@@ -327,26 +322,6 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
                     self._device, loaded.descriptor_pool, 1, [loaded.descriptor_sets.pop(key)]
                 )
 
-    def _push_constants(self, loaded: LoadedKernel, scalars: Sequence[Any], groups: int) -> bytes:
-        meta = loaded.artifact.metadata
-        expected = meta["scalars"]
-        name = loaded.artifact.kernel_name
-        if len(scalars) != len(expected):
-            raise LaunchError(
-                f"launch {name!r}: expected {len(expected)} scalars "
-                f"({', '.join(s[0] for s in expected)}), got {len(scalars)}"
-            )
-        data = bytearray(loaded.push_bytes)
-        for (sname, dtype), (given, value), offset in zip(
-            expected, scalars, loaded.push_fields, strict=False
-        ):
-            if given != dtype:
-                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, got {given}")
-            v = _NUMPY[dtype](value).item()
-            struct.pack_into(_PACK[dtype], data, offset, int(v) if dtype == "bool" else v)
-        struct.pack_into("<i", data, loaded.push_fields[-1], groups)
-        return bytes(data)
-
     def launch(
         self,
         loaded: LoadedKernel,
@@ -381,12 +356,14 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
             )
         bufs = [self._check_buffer(b, f"launch {name!r}") for b in buffers]
         groups = int(geometry.groups)
-        push = self._push_constants(loaded, scalars, groups)
         if groups <= 0:
+            self._pack_scalars(loaded, scalars, groups)  # argument checks still apply
             if isinstance(signal_event, VulkanEvent):  # nothing to run: the event is reached
                 target = self._stream(stream)
                 signal_event.stream, signal_event.value = target, target.submitted
             return
+        push, extra = self._scalar_arguments(loaded, scalars, groups)
+        bufs += extra
         try:
             ds = self._descriptor_set(loaded, bufs)
         except vk.VkError as e:
@@ -406,6 +383,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory):
             return
         self._forget_recorded()
         dev = self._device
+        self._release_scalar_buffers(obj)
         for users in self._buffer_users.values():
             users.discard(obj)
         vk.vkDestroyDescriptorPool(dev, obj.descriptor_pool, None)

@@ -10,6 +10,12 @@ Pure: no device state, no ``vulkan`` import; every idiom comes from ``LLVM-TARGE
   (natural alignment, explicit ``i32`` padding members in the LLVM struct);
   ``bool`` travels as ``i32``. Its last field is the total work-group count, so a launch
   larger than ``maxComputeWorkGroupCount`` can be split with ``vkCmdDispatchBase``.
+  A block larger than the device's ``maxPushConstantsSize`` (128 bytes on many devices)
+  moves, same bytes, same offsets, into a read-only storage buffer bound after the kernel's
+  buffers (:meth:`VulkanTarget.scalar_binding`), read as 32-bit words (a runtime array of
+  ``i32`` has stride 4 in every layout, so std140/std430 rules never come in).
+- At most ``max_storage_buffers`` bindings per kernel (the scalar buffer included): more
+  is refused by :meth:`VulkanTarget.legalize` (fusion splits regions before that).
 - Barriers: ``llvm.spv.group.memory.barrier.with.group.sync``; the emitted semantics lack
   the WorkgroupMemory bit and :func:`accy_backend_vulkan.toolchain.finish_spirv` patches them.
 - Atomics: ``atomicrmw`` with ``syncscope("device") monotonic`` (default scope is CrossDevice;
@@ -29,8 +35,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest, llvm_type
-from accy.errors import CapabilityError
+from accy.errors import CapabilityError, OutOfResources
 from accy.kernel import AtomicRMW, For, If, Kernel, ThreadId, Unary
+
+from accy_backend_vulkan.scalar_words import load_word, scalar_word_loads
 
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
@@ -149,6 +157,8 @@ class VulkanTarget(BaseTarget):
 
     Args:
         features: what the device offers, names from :data:`ALL_FEATURES` (default: all).
+        max_storage_buffers: ``maxPerStageDescriptorStorageBuffers`` (None: no limit).
+        max_push_constant_bytes: ``maxPushConstantsSize`` (default 128, Vulkan's minimum).
     """
 
     name = "vulkan"
@@ -161,15 +171,44 @@ class VulkanTarget(BaseTarget):
     # decoration that Vulkan (spirv-val) rejects: every f32 -> i32 cast failed to compile.
     saturating_casts = False
 
-    def __init__(self, features: frozenset[str] = ALL_FEATURES) -> None:
+    def __init__(
+        self,
+        features: frozenset[str] = ALL_FEATURES,
+        max_storage_buffers: int | None = None,
+        max_push_constant_bytes: int = 128,
+    ) -> None:
         self.features = frozenset(features)
+        self.max_storage_buffers = max_storage_buffers
+        self.max_push_constant_bytes = max_push_constant_bytes
+
+    def with_limits(self, **limits: int | None) -> VulkanTarget:
+        """Return a copy with other ``max_storage_buffers``/``max_push_constant_bytes``
+        (tests lower a device's limits with it)."""
+        kw: dict[str, Any] = {
+            "max_storage_buffers": self.max_storage_buffers,
+            "max_push_constant_bytes": self.max_push_constant_bytes,
+        }
+        kw.update(limits)
+        return VulkanTarget(self.features, **kw)
+
+    def scalar_binding(self, kernel: Kernel) -> int | None:
+        """Binding of the scalar storage buffer, or None when the scalars fit in push
+        constants (their block, :func:`push_layout`, is at most ``max_push_constant_bytes``)."""
+        if not kernel.scalars or push_layout(kernel)[1] <= self.max_push_constant_bytes:
+            return None
+        return len(kernel.buffers)
+
+    def bindings(self, kernel: Kernel) -> int:
+        """Storage-buffer bindings ``kernel`` uses (its buffers, plus the scalar buffer)."""
+        return len(kernel.buffers) + (self.scalar_binding(kernel) is not None)
 
     def fingerprint(self) -> str:
         """Return a sha256 hex of (triple, features, LLVM version, codegen revision)."""
         import llvmlite.binding as llvm
 
         parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info),
-                 CODEGEN_REVISION, GENERATOR_REVISION)
+                 CODEGEN_REVISION, GENERATOR_REVISION, str(self.max_storage_buffers),
+                 str(self.max_push_constant_bytes))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # checks -----------------------------------------------------------------------------
@@ -209,6 +248,14 @@ class VulkanTarget(BaseTarget):
         for dtype, feature in (("f64", "f64"), ("i64", "i64")):
             if dtype in dtypes and feature not in self.features:
                 raise self._refuse(kernel, f"dtype {dtype}", feature, f"cast {dtype} to 32 bits")
+        limit = self.max_storage_buffers
+        if limit is not None and self.bindings(kernel) > limit:
+            raise OutOfResources(
+                f"kernel {kernel.name!r} binds {self.bindings(kernel)} storage buffers "
+                f"(scalar buffer included); the device allows {limit} per kernel "
+                "(maxPerStageDescriptorStorageBuffers): split it into kernels with fewer buffers",
+                resource="storage_buffers", required=self.bindings(kernel), limit=limit,
+            )
 
     def _check_atomic(self, kernel: Kernel, stmt: AtomicRMW) -> None:
         dtype = stmt.value.dtype
@@ -274,7 +321,13 @@ class VulkanTarget(BaseTarget):
                 f"@.binding.{i} = private unnamed_addr constant [{len(escaped) + 1} x i8] "
                 f'c"{escaped}\\00", align 1'
             )
-        if _needs_push(kernel):  # an unused push block miscompiles (duplicate SPIR-V id)
+        spill = self.scalar_binding(kernel)
+        if spill is not None:
+            lines.append(
+                f"@.binding.{spill} = private unnamed_addr constant [13 x i8] "
+                'c"accy.scalars\\00", align 1'
+            )
+        elif _needs_push(kernel):  # an unused push block miscompiles (duplicate SPIR-V id)
             lines.append(
                 f"@accy.push = external hidden addrspace(13) global {_push_struct(kernel)}, align 8"
             )
@@ -309,6 +362,9 @@ class VulkanTarget(BaseTarget):
             )
             em.buffer_values[b.name] = f"%b{i}"
         fields, _ = push_layout(kernel)
+        spill = self.scalar_binding(kernel)
+        if spill is not None:
+            return lines + scalar_word_loads(em, self._handle_type("i32"), spill, fields)
         struct, member = _push_members(kernel)
         for i, f in enumerate(fields[:-1]):
             raw = f"%s{i}.raw" if f.dtype == "bool" else f"%s{i}"
@@ -335,6 +391,9 @@ class VulkanTarget(BaseTarget):
     def thread_id(self, em: FunctionEmitter, kind: str) -> str:
         """Read GlobalInvocationId/LocalInvocationId/WorkgroupId x; ``num_groups`` comes
         from the push-constant block (a split dispatch would see only its own part)."""
+        if kind == "num_groups" and self.scalar_binding(em.kernel) is not None:
+            fields, _ = push_layout(em.kernel)
+            return load_word(em, self._handle_type("i32"), fields[-1].offset_bytes // 4)
         if kind == "num_groups":
             struct, member = _push_members(em.kernel)
             p = em.value(

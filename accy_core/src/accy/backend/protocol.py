@@ -82,6 +82,9 @@ class Capabilities:
             lavapipe/llvmpipe stops at 65535 (Mesa's ``LP_MAX_TGSI_LOOP_ITERATIONS``).
             Kernel families and the kernel stage keep every kernel under it or refuse with
             a ``CapabilityError`` (:func:`accy.families.loop_budget`).
+        max_storage_buffers: most buffers one kernel may bind (Vulkan's
+            ``maxPerStageDescriptorStorageBuffers``, 32 on lavapipe); ``None``: no limit
+            (CPU). Fusion splits regions that would need more (docs/pipeline.md).
     """
 
     backend: str
@@ -94,11 +97,15 @@ class Capabilities:
     shared_memory_bytes: int
     features: frozenset[str]
     max_loop_iterations: int | None = None
+    max_storage_buffers: int | None = None
 
 
 @dataclass(frozen=True)
 class TargetProfile:
-    """Hold what legalization checks a program against: dtypes, features and limits."""
+    """Hold what legalization checks a program against: dtypes, features and limits.
+
+    ``max_storage_buffers``: see :class:`Capabilities`.
+    """
 
     backend: str
     dtypes: frozenset[str]
@@ -107,6 +114,7 @@ class TargetProfile:
     subgroup_size: int
     shared_memory_bytes: int
     max_loop_iterations: int | None = None  # see Capabilities.max_loop_iterations
+    max_storage_buffers: int | None = None
 
     @classmethod
     def from_capabilities(cls, caps: Capabilities) -> TargetProfile:
@@ -119,6 +127,7 @@ class TargetProfile:
             subgroup_size=caps.subgroup_size,
             shared_memory_bytes=caps.shared_memory_bytes,
             max_loop_iterations=caps.max_loop_iterations,
+            max_storage_buffers=caps.max_storage_buffers,
         )
 
     def supports_dtype(self, dtype: str) -> bool:

@@ -20,6 +20,14 @@ family kernel applies them before its store, so the product is never written unf
 Option ``contraction``: ``library`` (default; ``contract`` regions with fused epilogues),
 ``library-no-epilogue`` (``contract`` regions holding the product alone) or ``loops`` (every
 ``dot_general`` a ``reduce`` region; also when the ``matmul`` family is not registered).
+
+Binding limit: a region's kernel binds one buffer per input plus its output. When the
+target profile has ``max_storage_buffers`` (Vulkan: 32 on lavapipe), a region that would
+need more is split bottom-up: walking its values operands first, whenever one would read
+more buffers than allowed, its operand with the most inputs (through index ops, which are
+recomputed) is materialized into a region of its own; this repeats until every region
+fits (a sum of 64 arrays becomes three kernels). An op that alone has more operands than
+the limit cannot be split and raises :class:`~accy.errors.OutOfResources`.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from accy.errors import OutOfResources
 from accy.ir import Module, Operation, Value
 from accy.ir.clone import clone_block_into
 from accy.ir.core import Block, Function, Region
@@ -202,15 +211,117 @@ def _build_library_region(fn: Function, op: Operation) -> Operation:
     return region_op
 
 
-def fuse_function(fn: Function, contraction: str = "loops") -> int:
+def _region_inputs(v: Value, mat: set[Value]) -> list[Value]:
+    members: set[Operation] = set()
+    inputs: list[Value] = []
+    _collect(v, mat, members, inputs)
+    return inputs
+
+
+def _read_from_memory(x: Value, mat: set[Value]) -> bool:
+    """A region reads operand ``x`` from a buffer (else it computes ``x`` inside)."""
+    return _is_input(x) or (x in mat and not _is_cheap(x.defining_op))
+
+
+def _post_order(v: Value, mat: set[Value]) -> list[Value]:
+    """Values computed inside ``v``'s region, operands before users, ``v`` last."""
+    order: list[Value] = []
+    done: set[Value] = set()
+    stack = [(v, False)]
+    while stack:  # no recursion: elementwise chains can be long
+        x, ready = stack.pop()
+        if x in done:
+            continue
+        inner = [o for o in x.defining_op.operands if not _read_from_memory(o, mat)]
+        if not ready:
+            stack.append((x, True))
+            stack.extend((o, False) for o in inner if o not in done)
+            continue
+        done.add(x)
+        order.append(x)
+    return order
+
+
+def _anchor(o: Value, mat: set[Value]) -> Value | None:
+    """What to materialize for operand ``o``: ``o``, or through cheap index ops (which are
+    recomputed, never read back) the value below them; None when that is an input."""
+    while _is_cheap(o.defining_op):
+        operands = o.defining_op.operands
+        if not operands or _read_from_memory(operands[0], mat):
+            return None
+        o = operands[0]
+    return o
+
+
+def _split_region(v: Value, mat: set[Value], max_inputs: int) -> None:
+    """Materialize values of ``v``'s region, bottom-up, until each reads at most
+    ``max_inputs`` buffers: the operand with the most inputs first."""
+    sets: dict[Value, frozenset[Value]] = {}
+    for x in _post_order(v, mat):
+        op = x.defining_op
+
+        def reads(op: Operation = op) -> set[Value]:
+            acc: set[Value] = set()
+            for o in op.operands:
+                acc |= {o} if _read_from_memory(o, mat) else sets[o]
+            return acc
+
+        acc = reads()
+        while len(acc) > max_inputs:
+            options = [o for o in op.operands
+                       if not _read_from_memory(o, mat) and _anchor(o, mat) is not None]
+            if not options:
+                raise OutOfResources(
+                    f"'{op.name}': a kernel would bind {len(acc) + 1} buffers, more than the "
+                    f"target allows ({max_inputs + 1}), and no intermediate value splits it; "
+                    "combine operands (e.g. concatenate them) first",
+                    resource="storage_buffers", required=len(acc) + 1, limit=max_inputs + 1,
+                )
+            o = max(options, key=lambda o: len(sets[o]))
+            anchor = _anchor(o, mat)
+            mat.add(anchor)
+            while o is not anchor:  # the cheap ops above it now read just the anchor
+                sets[o] = frozenset({anchor})
+                o = o.defining_op.operands[0]
+            acc = reads()
+        sets[x] = frozenset(acc)
+
+
+def _respect_binding_limit(fn: Function, mat: set[Value], max_buffers: int) -> None:
+    """Grow ``mat`` until every region reads at most ``max_buffers - 1`` inputs."""
+    changed = True
+    while changed:
+        changed = False
+        for op in fn.body.ops:
+            if op.name in ("tensor.constant", "func.return", "dispatch.region") or (
+                op.name in LIBRARY_OPS
+            ):
+                continue
+            for v in op.results:
+                if v not in mat or _is_input(v):
+                    continue
+                if len(_region_inputs(v, mat)) > max_buffers - 1:
+                    _split_region(v, mat, max_buffers - 1)
+                    changed = True
+
+
+def fuse_function(fn: Function, contraction: str = "loops",
+                  max_buffers: int | None = None) -> int:
     """Fuse one function in place; return the number of regions formed.
 
     ``contraction``: ``library``, ``library-no-epilogue`` or ``loops`` (see the module
-    docstring)."""
+    docstring). ``max_buffers``: most buffers (inputs + output) one region may bind;
+    ``None``: no limit.
+
+    Raises:
+        OutOfResources: one op alone needs more than ``max_buffers`` buffers.
+    """
     mat = _materialized(fn)
     contract: frozenset[Operation] = frozenset()
     if contraction != "loops":
         contract = frozenset(_contract_dots(fn, mat, contraction == "library"))
+    if max_buffers is not None:
+        _respect_binding_limit(fn, mat, max(max_buffers, 2))
     count = 0
     for op in list(fn.body.ops):
         if op.name in ("tensor.constant", "func.return", "dispatch.region"):
@@ -242,7 +353,8 @@ class FusionPass(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> bool:
         mode = self.contraction if _matmul_family_available() else "loops"
-        return sum(fuse_function(fn, mode) for fn in module.functions) > 0
+        limit = getattr(ctx.target_profile, "max_storage_buffers", None)
+        return sum(fuse_function(fn, mode, limit) for fn in module.functions) > 0
 
 
 def _matmul_family_available() -> bool:

@@ -2,7 +2,7 @@
 
 Every tensor dtype must be one the backend supports, f64 transcendentals need the
 ``f64_math`` feature (Vulkan's GLSL.std.450 is 32-bit only), and each kernel's work-group
-size and shared memory must fit the device. Failures raise
+size, shared memory and buffer count must fit the device. Failures raise
 :class:`accy.errors.CapabilityError` / :class:`accy.errors.OutOfResources` naming the op or
 kernel, so nothing unsupported ever reaches LLVM.
 """
@@ -58,6 +58,12 @@ def legalize(module: Module, profile) -> None:
                 f"{profile.max_workgroup_size}",
                 resource="workgroup_size", required=k.workgroup_size,
                 limit=profile.max_workgroup_size,
+            )
+        limit = getattr(profile, "max_storage_buffers", None)
+        if limit is not None and len(k.buffers) > limit:
+            raise OutOfResources(
+                f"kernel {name}: binds {len(k.buffers)} buffers, the device allows {limit}",
+                resource="storage_buffers", required=len(k.buffers), limit=limit,
             )
         shared = sum(a.size_elems * _DTYPE_BYTES[a.dtype] for a in k.shared)
         if shared > profile.shared_memory_bytes:
