@@ -38,12 +38,13 @@ from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest, llvm_ty
 from accy.errors import CapabilityError, OutOfResources
 from accy.kernel import AtomicRMW, For, If, Kernel, ThreadId, Unary
 
+from accy_backend_vulkan.ieee import guarded_op
 from accy_backend_vulkan.scalar_words import load_word, scalar_word_loads
 
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
 
-__all__ = ["ALL_FEATURES", "PushField", "VulkanTarget", "push_layout"]
+__all__ = ["ALL_FEATURES", "IEEE_FLOAT_CONTROLS", "PushField", "VulkanTarget", "push_layout"]
 
 TRIPLE = "spirv-unknown-vulkan1.3-compute"
 SPIRV_EXTENSIONS = (
@@ -59,9 +60,11 @@ _THREAD_INTRINSICS = {
 }
 _MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i8"}
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
+#: IEEE semantics for NaN, ±inf and -0.0 at both float widths (docs/numerics.md)
+IEEE_FLOAT_CONTROLS = {"SignedZeroInfNanPreserve": frozenset({32, 64})}
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "6"
+CODEGEN_REVISION = "7"
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,9 @@ class VulkanTarget(BaseTarget):
         features: what the device offers, names from :data:`ALL_FEATURES` (default: all).
         max_storage_buffers: ``maxPerStageDescriptorStorageBuffers`` (None: no limit).
         max_push_constant_bytes: ``maxPushConstantsSize`` (default 128, Vulkan's minimum).
+        float_controls: float-controls execution modes to request, name → float widths
+            (:data:`accy_backend_vulkan.float_controls.FLOAT_CONTROLS`); default
+            :data:`IEEE_FLOAT_CONTROLS`. The device passes what it supports.
     """
 
     name = "vulkan"
@@ -176,10 +182,13 @@ class VulkanTarget(BaseTarget):
         features: frozenset[str] = ALL_FEATURES,
         max_storage_buffers: int | None = None,
         max_push_constant_bytes: int = 128,
+        float_controls: dict[str, frozenset[int]] | None = None,
     ) -> None:
         self.features = frozenset(features)
         self.max_storage_buffers = max_storage_buffers
         self.max_push_constant_bytes = max_push_constant_bytes
+        self.float_controls = dict(IEEE_FLOAT_CONTROLS if float_controls is None
+                                   else float_controls)
 
     def with_limits(self, **limits: int | None) -> VulkanTarget:
         """Return a copy with other ``max_storage_buffers``/``max_push_constant_bytes``
@@ -189,7 +198,7 @@ class VulkanTarget(BaseTarget):
             "max_push_constant_bytes": self.max_push_constant_bytes,
         }
         kw.update(limits)
-        return VulkanTarget(self.features, **kw)
+        return VulkanTarget(self.features, float_controls=self.float_controls, **kw)
 
     def scalar_binding(self, kernel: Kernel) -> int | None:
         """Binding of the scalar storage buffer, or None when the scalars fit in push
@@ -208,7 +217,8 @@ class VulkanTarget(BaseTarget):
 
         parts = (self.triple, ",".join(sorted(self.features)), str(llvm.llvm_version_info),
                  CODEGEN_REVISION, GENERATOR_REVISION, str(self.max_storage_buffers),
-                 str(self.max_push_constant_bytes))
+                 str(self.max_push_constant_bytes),
+                 repr(sorted((k, sorted(v)) for k, v in self.float_controls.items())))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
     # checks -----------------------------------------------------------------------------
@@ -295,6 +305,10 @@ class VulkanTarget(BaseTarget):
         launches comes from the queue), so relaxed ordering is all they need.
         """
         return 'syncscope("device") monotonic'
+
+    def guarded_op(self, em: FunctionEmitter, op: str, args: list[str], dtype: str) -> str | None:
+        """IEEE-correct lowering where the driver differs (:mod:`accy_backend_vulkan.ieee`)."""
+        return guarded_op(em, op, args, dtype)
 
     def sign_extend(self, em: FunctionEmitter, x: str, source_type: str, type_: str) -> str:
         """Sign-extend as ``ashr(shl(zext x, k), k)`` instead of ``sext`` (``OpSConvert``).

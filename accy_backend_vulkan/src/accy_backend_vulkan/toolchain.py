@@ -9,6 +9,8 @@ LLVM 22's SPIR-V backend needs three fixes after ``emit_object`` (``LLVM-TARGETS
   index is invalid; rewrite to ``OpConstant 0`` / ``OpConstantFalse``.
 - :func:`imports`: an unknown ``llvm.spv.*`` call silently becomes an imported function
   (``LinkageAttributes … Import``) that drivers crash on; :func:`finish_spirv` refuses it.
+- :mod:`accy_backend_vulkan.float_controls`: LLVM emits no float-controls execution modes;
+  request IEEE NaN/inf/-0.0 semantics and exact (``NoContraction``) float arithmetic.
 
 The word-level helpers, :func:`null_to_const`, :func:`imports` and :func:`duplicate_ids` live
 in :mod:`accy.codegen.spirv` (shared with the OpenCL target) and are re-exported here.
@@ -33,6 +35,8 @@ from accy.codegen.spirv import (  # shared with every SPIR-V target (OpenCL)
     words,
 )
 from accy.errors import CodegenError, CompileError
+
+from accy_backend_vulkan.float_controls import add_float_controls, exact_float_arithmetic
 
 _CODEGEN_ATTEMPTS = 3
 
@@ -74,8 +78,11 @@ def fix_barriers(spirv: bytes) -> bytes:
     return pack(w[:type_end] + inserted + w[type_end:])
 
 
-def finish_spirv(spirv: bytes, kernel_name: str) -> bytes:
-    """Apply the patches and refuse a module that imports unknown functions.
+def finish_spirv(
+    spirv: bytes, kernel_name: str, float_controls: dict[str, frozenset[int]] | None = None
+) -> bytes:
+    """Apply the patches (IEEE ones from :mod:`.float_controls` too) and refuse a module
+    that imports unknown functions.
 
     Raises:
         CodegenError: the module imports a function (an intrinsic LLVM did not know).
@@ -87,7 +94,8 @@ def finish_spirv(spirv: bytes, kernel_name: str) -> bytes:
             f"{', '.join(sorted(unknown))}: LLVM's SPIR-V backend did not recognise the "
             "call; please report",
         )
-    return fix_barriers(null_to_const(spirv))
+    patched = exact_float_arithmetic(fix_barriers(null_to_const(spirv)))
+    return add_float_controls(patched, float_controls) if float_controls else patched
 
 
 def compile_spirv(kernel: Any, target: Any) -> bytes:
@@ -106,7 +114,7 @@ def compile_spirv(kernel: Any, target: Any) -> bytes:
     for _attempt in range(_CODEGEN_ATTEMPTS):
         spirv = compile_llvm(target.request(text))["spirv-obj"]
         if not duplicate_ids(spirv):
-            return finish_spirv(spirv, kernel.name)
+            return finish_spirv(spirv, kernel.name, getattr(target, "float_controls", None))
         shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
     raise CodegenError(
         f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice after "

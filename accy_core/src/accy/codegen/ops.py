@@ -45,6 +45,9 @@ def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
     if op == "rsqrt":
         s = unary(em, "sqrt", x, dtype)
         return em.value(f"fdiv {t} {em.constant(1.0, dtype)}, {s}")
+    guarded = _guarded(em, op, [x], dtype)
+    if guarded is not None:
+        return guarded
     callee = em.target.math_function(op, dtype)
     if callee is None:
         raise InternalError(
@@ -52,6 +55,12 @@ def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
             f"on {dtype}; its legalize() should have rejected it; please report"
         )
     return em.call(callee, t, [(t, x)])
+
+
+def _guarded(em: FunctionEmitter, op: str, args: list[str], dtype: str) -> str | None:
+    """The target's own lowering of a float op (``guarded_op`` hook), or None."""
+    hook = getattr(em.target, "guarded_op", None)
+    return None if hook is None else hook(em, op, args, dtype)
 
 
 def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # noqa: C901 - one case per op
@@ -63,6 +72,10 @@ def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # 
             return em.value(f"fcmp {_FCMP[op]} {t} {a}, {b}")
         table = _ICMP_U if dtype in ("u32", "bool") else _ICMP_S
         return em.value(f"icmp {table[op]} {t} {a}, {b}")
+    if is_float:
+        guarded = _guarded(em, op, [a, b], dtype)
+        if guarded is not None:
+            return guarded
     simple = {"add": "add", "sub": "sub", "mul": "mul", "and": "and", "or": "or", "xor": "xor"}
     if op in ("add", "sub", "mul") and is_float:
         return em.value(f"f{op} {t} {a}, {b}")

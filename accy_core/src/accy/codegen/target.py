@@ -19,6 +19,13 @@ Optional SIMT hooks (looked up with ``getattr``; a target without them gets the 
   name) itself and return True, e.g. float add as a ``cmpxchg`` loop (OpenCL without
   ``cl_ext_float_atomics``); False leaves it to the generator's ``atomicrmw``.
 
+Optional hook for every target:
+
+- ``guarded_op(em, op, args, dtype) -> str | None``: the target's own lowering of a float
+  unary math op or ``add``/``sub``/``mul``/``div``/``pow`` on LLVM values ``args``, where
+  the default one would not give IEEE/numpy answers on that target (Vulkan: driver
+  shortcuts on constant zeros, ``Log`` of denormals); ``None`` keeps the default.
+
 :class:`BaseTarget` gives defaults (LLVM math intrinsics, monotonic atomics, address space 0)
 that a concrete target overrides. See ``LLVM-TARGETS.md`` for the per-target idioms.
 """
