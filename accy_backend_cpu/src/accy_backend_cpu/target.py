@@ -81,7 +81,7 @@ class CpuTarget(BaseTarget):
             ".".join(map(str, llvm.llvm_version_info)),
             getattr(accy, "__version__", "0"),
             str(self.opt_level),
-            "vecmath-1",
+            "vecmath-2",
             GENERATOR_REVISION,
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -11,14 +11,19 @@
 - f32 ``log``/``log2`` (and ``pow``): GLSL.std.450 ``Log`` reads a denormal's exponent
   field as -127 (``log(1e-40)`` gave -88.0, numpy -92.1). Inputs below ``FLT_MIN`` are
   scaled by 2^24 first and 24·ln 2 (24) subtracted after; negative, zero, inf and NaN
-  inputs keep their IEEE answers (NaN, -inf, inf, NaN).
-- f32 ``exp``/``exp2`` with a denormal result (x < -87 / -125): ``Exp`` flushes it to 0;
-  computed as ``exp(x/2)²`` so the final multiply (which keeps denormals) rounds it.
+  inputs keep their IEEE answers (NaN, -inf, inf, NaN). Near 1 (0.78 < x < 1.28) an
+  atanh series replaces ``Log``, whose relative error there reached 500 ulp.
+- f32 ``exp``/``exp2``: ``Exp`` loses about |x| ulp and flushes denormal results to 0;
+  reduced to ``Exp(r) · 2^n`` first (see :func:`_exp`).
 - f32 ``tanh``: ``Tanh`` loses all precision near 0 (``tanh(1e-40)`` gave 3e-8) and the
   sign of -0.0. |x| < 0.25: odd Taylor polynomial to x^11 (error < 2^-30); else
   ``±(1 - 2 / (exp(2|x|) + 1))`` (±1 for large |x|, NaN stays NaN).
 - f32 ``pow``: GLSL ``Pow`` is undefined for x <= 0 and wrong for denormal x: C99/numpy
-  special cases by selects around ``exp2(y · log2|x|)`` with the guarded log2/exp2.
+  special cases by selects around ``exp2(y · log2|x|)`` with the guarded log2/exp2
+  (relative error about (2 + |y · log2 x|) ulp; exact for y = 1, 2, -1).
+
+- f32 ``sin``/``cos`` of |x| > 2^18 (devices with f64 only): reduced modulo 2π in f64
+  first; lavapipe's own reduction is fine to 1e6 and gives |sin x| > 1 near 1e8.
 
 f64 needs none of the transcendental guards (they are refused on Vulkan; f64 sqrt is
 exact). See ``docs/numerics.md``.
@@ -78,9 +83,10 @@ class _B:
         return self.sel(negative, self.c(-magnitude), self.c(magnitude))
 
 
-def guarded_op(em: FunctionEmitter, op: str, args: list[str], dtype: str) -> str | None:
+def guarded_op(em: FunctionEmitter, op: str, args: list[str], dtype: str,
+               f64: bool = False) -> str | None:
     """Return the guarded lowering of ``op`` on ``args`` (LLVM values), or None for the
-    ordinary one (:mod:`accy.codegen.ops`)."""
+    ordinary one (:mod:`accy.codegen.ops`); ``f64``: the device has f64 arithmetic."""
     if dtype not in ("f32", "f64"):
         return None
     b = _B(em, dtype)
@@ -97,7 +103,23 @@ def guarded_op(em: FunctionEmitter, op: str, args: list[str], dtype: str) -> str
         return _tanh(b, args[0])
     if op == "pow":
         return _pow(b, args[0], args[1])
+    if op in ("sin", "cos") and f64:
+        return _trig(b, op, args[0])
     return None
+
+
+def _trig(b: _B, op: str, x: str) -> str:
+    """sin/cos with |x| > 2^18 reduced modulo 2π in f64 first (lavapipe's own reduction
+    gives |sin x| > 1 near 1e8); NaN and ±inf still give NaN."""
+    em = b.em
+    inv, half, two_pi = (em.constant(v, "f64") for v in (1 / (2 * math.pi), 0.5, 2 * math.pi))
+    xd = em.value(f"fpext float {x} to double")
+    turns = em.value(f"fadd double {em.value(f'fmul double {xd}, {inv}')}, {half}")
+    k = em.call("llvm.floor.f64", "double", [("double", turns)])
+    rd = em.value(f"fsub double {xd}, {em.value(f'fmul double {k}, {two_pi}')}")
+    reduced = em.value(f"fptrunc double {rd} to float")
+    big = b.cmp("ogt", b.call("fabs", x), b.c(2.0**18))
+    return b.call(op, b.sel(big, reduced, x))
 
 
 def _zero_operand(b: _B, op: str, x: str, y: str, zero: str) -> str:
@@ -121,13 +143,39 @@ def _log(b: _B, op: str, x: str) -> str:
     scaled = b.sel(tiny, b.op("fmul", x, b.c(2.0**24)), x)
     r = b.call(op, scaled)
     shift = 24.0 * math.log(2.0) if op == "log" else 24.0
-    return b.sel(tiny, b.op("fsub", r, b.c(shift)), r)
+    r = b.sel(tiny, b.op("fsub", r, b.c(shift)), r)
+    # near 1, Log (log2(x) · ln 2) has a small absolute but a large relative error:
+    # log(x) = 2 atanh(s), s = (x - 1) / (x + 1), |s| < 0.12, series to s^9
+    s = b.op("fdiv", b.op("fsub", x, b.c(1.0)), b.op("fadd", x, b.c(1.0)))
+    s2 = b.op("fmul", s, s)
+    series = b.c(1.0 / 9)
+    for k in (7, 5, 3, 1):
+        series = b.op("fadd", b.op("fmul", series, s2), b.c(1.0 / k))
+    near = b.op("fmul", b.op("fmul", s, series), b.c(2.0 if op == "log" else 2.0 / math.log(2)))
+    window = b.both(b.cmp("ogt", x, b.c(0.78)), b.cmp("olt", x, b.c(1.28)))
+    return b.sel(window, near, r)
 
 
 def _exp(b: _B, op: str, x: str) -> str:
-    low = b.cmp("olt", x, b.c(-87.0 if op == "exp" else -125.0))
-    half = b.call(op, b.op("fmul", x, b.c(0.5)))
-    return b.sel(low, b.op("fmul", half, half), b.call(op, x))
+    """exp/exp2 = ``Exp(r) · 2^n1 · 2^n2`` with ``x = n·ln 2 + r`` (Cody-Waite, |r| <= ln2/2).
+
+    GLSL ``Exp`` is ``exp2(x · log2 e)``, whose rounded product costs about |x| ulp, and it
+    flushes denormal results; ``2^n`` in two halves keeps ``exp(88.5)`` finite and lets
+    the last multiply round denormal results.
+    """
+    if op == "exp":
+        n = b.call("floor", b.op("fadd", b.op("fmul", x, b.c(1.0 / math.log(2.0))), b.c(0.5)))
+        hi = b.op("fsub", x, b.op("fmul", n, b.c(0.693359375)))  # n * C1 is exact
+        r = b.op("fsub", hi, b.op("fmul", n, b.c(math.log(2.0) - 0.693359375)))
+    else:
+        n = b.call("floor", b.op("fadd", x, b.c(0.5)))
+        r = b.op("fsub", x, n)
+    n1 = b.call("floor", b.op("fmul", n, b.c(0.5)))
+    n2 = b.op("fsub", n, n1)
+    e = b.op("fmul", b.op("fmul", b.call(op, r), b.call("exp2", n1)), b.call("exp2", n2))
+    high, low = (89.0, -104.0) if op == "exp" else (128.0, -150.0)
+    e = b.sel(b.cmp("ogt", x, b.c(high)), b.c(math.inf), e)  # (inf - inf = NaN inside)
+    return b.sel(b.cmp("olt", x, b.c(low)), b.c(0.0), e)
 
 
 def _tanh(b: _B, x: str) -> str:
@@ -148,6 +196,9 @@ def _pow(b: _B, x: str, y: str) -> str:
     zero, one, inf, nan = b.c(0.0), b.c(1.0), b.c(math.inf), b.c(math.nan)
     ax, ay = b.call("fabs", x), b.call("fabs", y)
     mag = _exp(b, "exp2", b.op("fmul", y, _log(b, "log2", ax)))
+    for k, exact in ((1.0, ax), (2.0, b.op("fmul", ax, ax)),
+                     (-1.0, b.op("fdiv", b.c(1.0), ax))):  # exact where numpy is
+        mag = b.sel(b.cmp("oeq", y, b.c(k)), exact, mag)
     y_int = b.cmp("oeq", b.call("floor", y), y)
     half = b.op("fmul", y, b.c(0.5))
     y_odd = b.both(y_int, b.cmp("one", b.call("floor", half), half))

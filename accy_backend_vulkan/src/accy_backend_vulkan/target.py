@@ -308,7 +308,7 @@ class VulkanTarget(BaseTarget):
 
     def guarded_op(self, em: FunctionEmitter, op: str, args: list[str], dtype: str) -> str | None:
         """IEEE-correct lowering where the driver differs (:mod:`accy_backend_vulkan.ieee`)."""
-        return guarded_op(em, op, args, dtype)
+        return guarded_op(em, op, args, dtype, f64="f64" in self.features)
 
     def sign_extend(self, em: FunctionEmitter, x: str, source_type: str, type_: str) -> str:
         """Sign-extend as ``ashr(shl(zext x, k), k)`` instead of ``sext`` (``OpSConvert``).

@@ -114,5 +114,7 @@ define internal float @accy_cpu_tanhf(float %x) alwaysinline nounwind readnone {
   %r = select i1 %is_small, float %small, float %large
   %nan = fcmp uno float %x, 0.000000e+00
   %r1 = select i1 %nan, float %x, float %r
-  ret float %r1
+  %zero = fcmp oeq float %x, 0.000000e+00 ; tanh(-0.0) = -0.0: the fma above gives +0.0
+  %r2 = select i1 %zero, float %x, float %r1
+  ret float %r2
 }
