@@ -17,7 +17,7 @@
   reduced to ``Exp(r) · 2^n`` first (see :func:`_exp`).
 - f32 ``tanh``: ``Tanh`` loses all precision near 0 (``tanh(1e-40)`` gave 3e-8) and the
   sign of -0.0. |x| < 0.25: odd Taylor polynomial to x^11 (error < 2^-30); else
-  ``±(1 - 2 / (exp(2|x|) + 1))`` (±1 for large |x|, NaN stays NaN).
+  ``±(1 - e) / (1 + e)``, ``e = exp(-2|x|)`` (±1 for large |x|, NaN stays NaN).
 - f32 ``pow``: GLSL ``Pow`` is undefined for x <= 0 and wrong for denormal x: C99/numpy
   special cases by selects around ``exp2(y · log2|x|)`` with the guarded log2/exp2
   (relative error about (2 + |y · log2 x|) ulp; exact for y = 1, 2, -1).
@@ -73,7 +73,11 @@ class _B:
         return self.em.call(f"llvm.{fn}.{self.sfx}", self.t, [(self.t, a) for a in args])
 
     def negative(self, x: str) -> str:
-        """Sign bit of ``x`` for non-NaN values (``-0.0`` included), no bit casts."""
+        """Sign bit of ``x`` (``-0.0`` included): the bit itself for f32; for f64 (no
+        64-bit integers needed) ``x < 0 or (x == 0 and 1 / x < 0)``, NaN aside."""
+        if self.dtype == "f32":
+            bits = self.em.value(f"bitcast float {x} to i32")
+            return self.em.value(f"icmp slt i32 {bits}, 0")
         lt = self.cmp("olt", x, self.c(0.0))
         is_zero = self.cmp("oeq", x, self.c(0.0))
         inv_neg = self.cmp("olt", self.op("fdiv", self.c(1.0), x), self.c(0.0))
@@ -81,6 +85,11 @@ class _B:
 
     def signed(self, negative: str, magnitude: float) -> str:
         return self.sel(negative, self.c(-magnitude), self.c(magnitude))
+
+    def negate_if(self, cond: str, v: str) -> str:
+        """``cond ? -v : v`` as a multiply by ±1: LLVM 22's SPIR-V backend segfaults on
+        ``select(fcmp olt x, 0.0, fneg m, m)`` (a GELU's tanh crashed the worker)."""
+        return self.op("fmul", v, self.sel(cond, self.c(-1.0), self.c(1.0)))
 
 
 def guarded_op(em: FunctionEmitter, op: str, args: list[str], dtype: str,
@@ -185,9 +194,13 @@ def _tanh(b: _B, x: str) -> str:
     for coef in reversed(_TANH_TAYLOR[:-1]):
         poly = b.op("fadd", b.op("fmul", poly, x2), b.c(coef))
     small = b.op("fmul", x, poly)
-    e = b.call("exp", b.op("fmul", ax, b.c(2.0)))
-    mag = b.op("fsub", b.c(1.0), b.op("fdiv", b.c(2.0), b.op("fadd", e, b.c(1.0))))
-    large = b.sel(b.cmp("olt", x, b.c(0.0)), b.em.value(f"fneg {b.t} {mag}"), mag)
+    e = b.call("exp", b.op("fmul", ax, b.c(-2.0)))  # in (0, 1]: no overflow
+    mag = b.op("fdiv", b.op("fsub", b.c(1.0), e), b.op("fadd", b.c(1.0), e))
+    # the sign of x by bits: select(x < 0.0, -m, m) crashes LLVM 22's SPIR-V backend
+    # (segfault, or an assertion in SPIRVPreLegalizer) inside a GELU
+    sign = b.em.value(f"and i32 {b.em.value(f'bitcast float {x} to i32')}, -2147483648")
+    bits = b.em.value(f"or i32 {b.em.value(f'bitcast float {mag} to i32')}, {sign}")
+    large = b.em.value(f"bitcast i32 {bits} to float")
     return b.sel(b.cmp("olt", ax, b.c(0.25)), small, large)
 
 
@@ -204,15 +217,15 @@ def _pow(b: _B, x: str, y: str) -> str:
     y_odd = b.both(y_int, b.cmp("one", b.call("floor", half), half))
     x_zero = b.cmp("oeq", x, zero)
     flip = b.both(b.negative(x), y_odd)
-    r = b.sel(flip, b.em.value(f"fneg {b.t} {mag}"), mag)
+    r = b.negate_if(flip, mag)
     finite_fraction = b.both(b.cmp("one", ax, inf), b.em.value(f"xor i1 {y_int}, true"))
     r = b.sel(b.both(b.cmp("olt", x, zero), finite_fraction), nan, r)
     at_zero = b.sel(b.cmp("olt", y, zero), inf, zero)
-    r = b.sel(x_zero, b.sel(flip, b.em.value(f"fneg {b.t} {at_zero}"), at_zero), r)
+    r = b.sel(x_zero, b.negate_if(flip, at_zero), r)
     # |x| = inf: inf^y is inf (y > 0) or 0 (y < 0), signed for odd y (through ``flip``)
     x_inf = b.cmp("oeq", ax, inf)
     at_inf = b.sel(b.cmp("ogt", y, zero), inf, zero)
-    r = b.sel(x_inf, b.sel(flip, b.em.value(f"fneg {b.t} {at_inf}"), at_inf), r)
+    r = b.sel(x_inf, b.negate_if(flip, at_inf), r)
     # |y| = inf: |x| < 1 gives 0 (y = +inf) or inf (y = -inf), |x| > 1 the other way
     y_inf = b.cmp("oeq", ay, inf)
     grows = b.em.value(f"xor i1 {b.cmp('olt', ax, one)}, {b.cmp('ogt', y, zero)}")

@@ -64,7 +64,7 @@ _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 IEEE_FLOAT_CONTROLS = {"SignedZeroInfNanPreserve": frozenset({32, 64})}
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "7"
+CODEGEN_REVISION = "8"
 
 
 @dataclass(frozen=True)
