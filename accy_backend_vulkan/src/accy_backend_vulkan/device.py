@@ -215,6 +215,7 @@ class DeviceSetup:
                 limits.maxPerStageResources,
             ),
             max_push_constant_bytes=limits.maxPushConstantsSize,
+            float_controls=self._float_controls(),
         )
 
     def device_identity(self) -> pipeline_cache.DeviceIdentity:
@@ -262,6 +263,28 @@ class DeviceSetup:
         if self._atomic is not None and self._atomic.shaderBufferFloat64AtomicAdd:
             out.add("f64_atomics")
         return frozenset(out)
+
+    def _float_controls(self) -> dict[str, frozenset[int]]:
+        """Float-controls modes the device supports (VkPhysicalDeviceFloatControlsProperties):
+        SignedZeroInfNanPreserve and DenormPreserve, per float width."""
+        fc = vk.VkPhysicalDeviceFloatControlsProperties(
+            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES
+        )
+        props = vk.VkPhysicalDeviceProperties2(
+            sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, pNext=fc
+        )
+        vk.vkGetPhysicalDeviceProperties2(self._physical, props)
+        modes = {
+            "SignedZeroInfNanPreserve": (fc.shaderSignedZeroInfNanPreserveFloat32,
+                                         fc.shaderSignedZeroInfNanPreserveFloat64),
+            "DenormPreserve": (fc.shaderDenormPreserveFloat32, fc.shaderDenormPreserveFloat64),
+        }
+        out = {}
+        for name, (w32, w64) in modes.items():
+            widths = frozenset(w for w, ok in ((32, w32), (64, w64)) if ok)
+            if widths:
+                out[name] = widths
+        return out
 
     def _subgroup_size(self) -> int:
         sub = vk.VkPhysicalDeviceSubgroupProperties(
