@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 
 import accy
+import accy.numpy as anp
 import numpy as np
 import pytest
 from accy.backend import Geometry
@@ -269,3 +270,23 @@ def test_kernel_over_the_binding_limit_is_refused():
     with pytest.raises(OutOfResources, match="binds 3 storage buffers"):
         VulkanTarget(max_storage_buffers=2).legalize(kernel)
     VulkanTarget(max_storage_buffers=2, max_push_constant_bytes=256).legalize(kernel)
+
+
+def test_reduction_with_a_wide_prologue(backend):
+    """A reduction whose fused elementwise prologue reads 40 arrays is split too."""
+    n = 40
+    xs = [RNG.standard_normal((6, 33)).astype(np.float32) for _ in range(n)]
+
+    def program(*arrays):
+        acc = arrays[0]
+        for a in arrays[1:]:
+            acc = acc + a
+        return anp.sum(acc * acc, axis=1)
+
+    exe = accy.jit(program, backend=backend).compile(*xs)
+    (out,) = exe(*xs)
+    acc = functools.reduce(lambda a, c: a + c, xs)
+    np.testing.assert_allclose(out, np.sum(acc * acc, axis=1), rtol=1e-5)
+    limit = open_backend(backend).capabilities().max_storage_buffers
+    if limit is not None:
+        assert max(_kernel_buffers(exe)) <= limit

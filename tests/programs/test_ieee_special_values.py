@@ -164,6 +164,9 @@ def test_unary_ops_on_special_values(backend, dtype):
             fn, ulps = UNARY[n]
             w = fn(s)
             keep = np.ones(len(s), bool)
+            if n == "exp(log)":  # exp amplifies log's rounding by |log x|: near the
+                keep = np.abs(s) < np.finfo(s.dtype).max / 2  # top, 1 ulp overflows
+                ulps = ulps + 2 * np.nan_to_num(np.abs(np.log(np.abs(s[keep]))), posinf=0.0)
             if n in ("sin", "cos"):
                 keep = ~(np.abs(s) > _HUGE_TRIG)
                 assert np.all(np.abs(np.asarray(g)[~keep & np.isfinite(s)]) <= 1)
