@@ -27,6 +27,7 @@ import re
 from typing import TYPE_CHECKING
 
 from accy.codegen import BaseTarget, CodegenRequest, llvm_type
+from accy.codegen.spirv import CODEGEN_OPT_LEVEL
 from accy.errors import CapabilityError
 from accy.kernel import ir
 
@@ -44,7 +45,7 @@ ALL_FEATURES = frozenset({"f64", "i64", "int64_atomics", "subgroups", "native_fl
 #: 64-bit atomics, float atomics as ``cmpxchg`` loops (runs on any such device)
 PORTABLE_FEATURES = frozenset({"f64", "i64", "int64_atomics"})
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint)
-CODEGEN_REVISION = "1"
+CODEGEN_REVISION = "2"
 _BUILTINS = {
     "global": "_Z13get_global_idj",
     "local": "_Z12get_local_idj",
@@ -220,7 +221,8 @@ class OpenCLTarget(BaseTarget):
 
     def request(self, llvm_ir: str) -> CodegenRequest:
         """Return the worker request: ``light`` middle end, float-add extension on."""
-        return CodegenRequest(ir=llvm_ir, triple=self.triple, opt_level=2,
+        # codegen level 0: LSR's i2 values miscompile (accy.codegen.spirv.CODEGEN_OPT_LEVEL)
+        return CodegenRequest(ir=llvm_ir, triple=self.triple, opt_level=CODEGEN_OPT_LEVEL,
                               outputs=("spirv-obj",), options=(SPIRV_EXTENSIONS,),
                               pipeline="light")
 

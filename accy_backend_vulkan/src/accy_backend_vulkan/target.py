@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest, llvm_type
+from accy.codegen.spirv import CODEGEN_OPT_LEVEL
 from accy.errors import CapabilityError, OutOfResources
 from accy.kernel import AtomicRMW, For, If, Kernel, ThreadId, Unary
 
@@ -64,7 +65,7 @@ _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 IEEE_FLOAT_CONTROLS = {"SignedZeroInfNanPreserve": frozenset({32, 64})}
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "8"
+CODEGEN_REVISION = "9"
 
 
 @dataclass(frozen=True)
@@ -434,7 +435,7 @@ class VulkanTarget(BaseTarget):
         return CodegenRequest(
             ir=llvm_ir,
             triple=self.triple,
-            opt_level=0,
+            opt_level=CODEGEN_OPT_LEVEL,  # LSR's i2 values miscompile (accy.codegen.spirv)
             outputs=outputs,
             options=(SPIRV_EXTENSIONS,),
             pipeline="light",

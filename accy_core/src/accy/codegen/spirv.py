@@ -13,6 +13,11 @@ LLVM 22's SPIR-V backend (``emit_object``) has traps that every SPIR-V target me
   reused as an ``OpAccessChain`` struct index (Vulkan) and the Khronos translator
   ``llvm-spirv-15`` asserts on it (OpenCL bridge); rewrite to ``OpConstant 0`` /
   ``OpConstantFalse``.
+- :data:`CODEGEN_OPT_LEVEL`: at codegen level 1+ LLVM's loop strength reduction rewrites
+  index arithmetic such as ``(r / 9) % 4`` into ``zext(trunc(r / 9) to i2)``, and the SPIR-V
+  backend widens the ``i2`` to ``i8`` without masking it (``OpBitwiseAnd x, 255``): the sum
+  of ``ones((3, 4, 9))`` read past its input and gave 72 on Vulkan and OpenCL. Every SPIR-V
+  target therefore compiles at codegen level 0 (the driver optimizes the SPIR-V anyway).
 
 Binary layout: SPIR-V specification §2.3 (5-word header, then ``wordcount << 16 | opcode``).
 """
@@ -26,6 +31,7 @@ from typing import Any
 from accy.errors import CodegenError
 
 __all__ = [
+    "CODEGEN_OPT_LEVEL",
     "duplicate_ids",
     "emit_spirv",
     "imports",
@@ -36,6 +42,8 @@ __all__ = [
 ]
 
 _CODEGEN_ATTEMPTS = 3
+#: LLVM codegen level of every SPIR-V target (see the module docstring: LSR makes ``i2``)
+CODEGEN_OPT_LEVEL = 0
 _OP_DECORATE, _OP_TYPE_BOOL, _OP_TYPE_INT, _OP_TYPE_FLOAT = 71, 20, 21, 22
 _OP_CONSTANT_FALSE, _OP_CONSTANT, _OP_CONSTANT_NULL = 41, 43, 46
 _DECORATION_LINKAGE, _LINKAGE_IMPORT = 41, 1
