@@ -8,11 +8,13 @@ Supported inside a trace:
   indexed axis becomes a ``tensor.gather`` along that axis
   (numpy's ``take``), so ``x[idx]`` with ``idx`` of shape ``(k,)`` on ``x`` of shape
   ``(n, d)`` gives ``(k, d)``; negative host indices wrap, traced indices must be in range;
-- ``x.at[idx].add(v)``: a new array equal to ``x`` with ``v`` added at rows ``idx`` of
-  axis 0 (``tensor.scatter_add``; repeated indices accumulate, like ``np.add.at``).
+- a host boolean mask over the leading axes (a gather of its ``flatnonzero``).
 
-Not supported: boolean masks (data-dependent shape: use ``anp.where``), several array
-indices at once, and ``.at[...].set/mul/min/max``.
+Contiguous slices are ``tensor.slice``; stepped and negative-step slices gather. Writes
+(``x[idx] = v``, ``x.at[idx].set(v)``) live in :mod:`accy.frontend.setitem`.
+
+Not supported: traced boolean masks (data-dependent shape: use ``anp.where``) and several
+array indices at once.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ from accy.errors import UnsupportedError, VerifyError, install_hint
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
+from accy.frontend.views import mark_view
 from accy.ir import DType, Value
 
-__all__ = ["AtIndexer", "getitem", "take"]
+__all__ = ["getitem", "getitem_value", "host_mask", "is_basic", "take"]
 
 
 def _unsupported(what: str, fix: str) -> UnsupportedError:
@@ -147,6 +150,11 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
         rows = np.arange(extent)[ix]
         if len(rows) == extent and (extent == 0 or (rows == np.arange(extent)).all()):
             return v, axis + 1
+        if len(rows) and (len(rows) == 1 or ix.step in (None, 1)):
+            start = [0] * v.type.rank
+            limit = list(v.type.shape)
+            start[axis], limit[axis] = int(rows[0]), int(rows[-1]) + 1
+            return tr.fb.slice(v, start, limit), axis + 1
         return _gather(tr, v, rows, axis), axis + 1
     if isinstance(ix, (bool, np.bool_)) or not isinstance(ix, (int, np.integer)):
         # int() used to accept x[1.0] (numpy raises IndexError)
@@ -156,20 +164,43 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
     if not -extent <= i < extent:
         raise VerifyError(f"index {i} at {user_location()} is out of range for an axis of "
                           f"extent {extent}; use an index in [{-extent}, {extent - 1}]")
-    g = _gather(tr, v, np.array([i % extent]), axis)
+    start, limit = [0] * v.type.rank, list(v.type.shape)
+    start[axis], limit[axis] = i % extent, i % extent + 1
+    g = tr.fb.slice(v, start, limit)
     shape = g.type.shape[:axis] + g.type.shape[axis + 1:]
     return tr.fb.reshape(g, shape), axis
 
 
-def getitem(x: Tracer, index: Any) -> Tracer:
-    """``x[index]`` for a traced ``x`` (see the module docstring for what is supported).
+def is_basic(index: Any) -> bool:
+    """Whether ``index`` is numpy *basic* indexing (ints, slices, None, ...): a view."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer))
+               for i in items)
 
-    Raises:
-        UnsupportedError: boolean masks, several array indices, a missing gather op.
-        VerifyError: an index out of range or too many indices (names the user's line).
-    """
-    tr = trace_of(x, *(index if isinstance(index, tuple) else (index,)))
-    assert tr is not None  # x is a Tracer
+
+def host_mask(index: Any) -> np.ndarray | None:
+    """``index`` as a host bool mask when it is one (a lone bool array), else None."""
+    if isinstance(index, (list, np.ndarray)) and not isinstance(index, Tracer):
+        arr = np.asarray(index)
+        if arr.dtype == np.bool_ and arr.ndim:
+            return arr
+    return None
+
+
+def _masked_get(tr: Trace, x: Tracer, mask: np.ndarray) -> Value:
+    lead = x.shape[:mask.ndim]
+    if mask.shape != lead:
+        raise VerifyError(f"boolean index at {user_location()}: mask shape {list(mask.shape)} "
+                          f"does not match the indexed axes {list(lead)}")
+    flat = tr.fb.reshape(x.value, (int(np.prod(lead, dtype=np.int64)),) + x.shape[mask.ndim:])
+    return _gather(tr, flat, np.flatnonzero(mask), 0)
+
+
+def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
+    """The IR value of ``x[index]`` (see :func:`getitem`)."""
+    mask = host_mask(index)
+    if mask is not None:
+        return _masked_get(tr, x, mask)
     items = _expand(index, x.ndim)
     arrays = [i for i in items if _is_int_array(i)]
     if len(arrays) > 1:
@@ -189,41 +220,25 @@ def getitem(x: Tracer, index: Any) -> Tracer:
         for pos in new_axes:
             shape.insert(pos, 1)
         v = tr.fb.reshape(v, tuple(shape))
-    return wrap(tr, v)
+    return v
 
 
-class _AtUpdate:
-    def __init__(self, x: Tracer, index: Any) -> None:
-        self._x, self._index = x, index
+def getitem(x: Tracer, index: Any) -> Tracer:
+    """``x[index]`` for a traced ``x`` (see the module docstring for what is supported).
 
-    def add(self, values: Any) -> Tracer:
-        """``x`` with ``values`` added at ``index`` along axis 0 (scatter-add)."""
-        x, idx = self._x, self._index
-        if isinstance(idx, tuple) or not _is_int_array(idx) and not isinstance(idx, int):
-            raise _unsupported(f"x.at[{idx!r}]", "use a 1-D integer array (or an int) that "
-                               "indexes axis 0")
-        tr = trace_of(x, idx, values)
-        assert tr is not None
-        scatter = _needs_op(tr, "scatter_add")
-        iv = _index_value(tr, np.atleast_1d(idx) if isinstance(idx, int) else idx, x.shape[0])
-        upd_shape = tuple(iv.type.shape) + x.shape[1:]
-        vv = tr.fb.broadcast_to(value_of(tr, values, x.accy_dtype), upd_shape)
-        return wrap(tr, scatter(x.value, iv, vv))
+    Basic indexing (ints, slices, None, ``...``) gives a view (:mod:`accy.frontend.views`):
+    it follows later writes to ``x`` and writes into it reach ``x``.
 
-    def get(self) -> Tracer:
-        """``x[index]``."""
-        return getitem(self._x, self._index)
+    Raises:
+        UnsupportedError: traced boolean masks, several array indices, a missing gather op.
+        VerifyError: an index out of range or too many indices (names the user's line).
+    """
+    tr = trace_of(x, *(index if isinstance(index, tuple) else (index,)))
+    assert tr is not None  # x is a Tracer
+    out = wrap(tr, getitem_value(tr, x, index))
+    if not is_basic(index):
+        return out
+    from accy.frontend.setitem import setitem
 
-    def __getattr__(self, name: str) -> Any:
-        raise _unsupported(f".at[...].{name}", "only .at[idx].add(v) and .get() are "
-                           "supported; build the result with anp.where")
-
-
-class AtIndexer:
-    """``x.at``: index it (``x.at[idx]``) to get an update helper with ``.add(v)``."""
-
-    def __init__(self, x: Tracer) -> None:
-        self._x = x
-
-    def __getitem__(self, index: Any) -> _AtUpdate:
-        return _AtUpdate(self._x, index)
+    return mark_view(out, x, lambda b: getitem_value(tr, b, index),
+                     lambda b, view: setitem(b, index, view))

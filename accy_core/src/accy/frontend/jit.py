@@ -8,6 +8,11 @@ flow simply runs (at trace time). The module is compiled for the backend and cac
 calls with the same signature reuse it without running the Python function
 (:attr:`Jitted.trace_count` counts traces).
 
+A function that writes into one of its array arguments (``a[1:] = ...``, ``a += 1``)
+returns the written value as an extra, hidden result, copied back into the caller's numpy
+array after the run (``np.copyto``), as numba does; a device-array argument that is written
+into is refused (return the updated array instead).
+
 Calling convention: host arrays in → numpy arrays out; if any array argument is a
 :class:`~accy.frontend.device_array.DeviceArray`, the call runs on its backend and returns
 device arrays (host arguments are uploaded). ``backend="reference"`` evaluates the traced IR
@@ -24,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError
+from accy.errors import InputError, UnsupportedError
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.numpy_api import value_of
 from accy.frontend.trace import Trace, array_dtype, current_trace, tracing
@@ -42,6 +47,7 @@ class _Entry:
     module: Module
     out_tree: Any
     executable: Any = None
+    writes: tuple[int, ...] = ()  # argument leaves the function wrote into (extra results)
 
 
 def _ir_name(fn: Callable[..., Any]) -> str:
@@ -110,9 +116,11 @@ class Jitted:
             out = self.fn(*_unmark(targs), **tkwargs)
             out_leaves: list[Any] = []
             out_tree = flatten(out, out_leaves, f"{self.name}: result")
-            fb.return_(*[value_of(trace, x) for x in out_leaves])
+            writes = tuple(i for i, t in enumerate(tracers) if t._version)
+            fb.return_(*[value_of(trace, x) for x in out_leaves],
+                       *[tracers[i].value for i in writes])
         fb.finish()
-        return _Entry(b.finish(), out_tree)
+        return _Entry(b.finish(), out_tree, writes=writes)
 
     def _entry(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any]]:
         key, leaves, types = self._signature(args, kwargs)
@@ -165,7 +173,10 @@ class Jitted:
         if current_trace() is not None:  # nested jit: inline into the outer trace
             return self.fn(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
-        return unflatten(entry.out_tree, self._run(entry, leaves))
+        results = self._run(entry, leaves)
+        if entry.writes:
+            results = _write_back(self.name, entry, leaves, results)
+        return unflatten(entry.out_tree, results)
 
     def _run(self, entry: _Entry, leaves: list[Any]) -> list[Any]:
         if self.backend == REFERENCE:
@@ -180,6 +191,27 @@ class Jitted:
             dev = [asarray(x, backend=self.backend) for x in leaves]
             return list(run_on_device(exe, dev, self.backend))
         return list(exe(*[np.asarray(x) for x in leaves]))
+
+
+def _write_back(name: str, entry: _Entry, leaves: list[Any], results: list[Any]) -> list[Any]:
+    """Copy the final values of written arguments into the caller's arrays (like numba);
+    returns the function's own results."""
+    n = len(results) - len(entry.writes)
+    for i, new in zip(entry.writes, results[n:], strict=True):
+        arg = leaves[i]
+        if isinstance(arg, DeviceArray):
+            raise UnsupportedError(
+                f"{name}: the function writes into array argument #{i}, a device array; "
+                "device arrays are not written back: return the updated array instead",
+                feature="write into a device array argument", alternative="return it")
+        if not isinstance(arg, np.ndarray):
+            continue  # a temporary (list, scalar): numpy would have written into a copy
+        try:
+            np.copyto(arg, np.asarray(new), casting="unsafe")
+        except ValueError as err:
+            raise InputError(f"{name}: the function writes into array argument #{i}, which "
+                             f"cannot be written ({err}); pass a writable copy") from None
+    return results[:n]
 
 
 class _Static:

@@ -17,6 +17,7 @@ from accy.errors import VerifyError
 from accy.frontend.numpy_api import shape_of, trace_of, value_of, wrap
 from accy.frontend.trace import constant, current_trace, default_dtype, user_location
 from accy.frontend.tracer import Tracer
+from accy.frontend.views import mark_view
 from accy.ir import DType
 
 __all__ = [
@@ -58,7 +59,11 @@ def reshape(a: Any, newshape: Any) -> Any:
     if tr is None:
         return np.reshape(a, newshape)
     shape = _resolve_shape(a.size, newshape)
-    return wrap(tr, tr.fb.reshape(value_of(tr, a), shape))
+    out = wrap(tr, tr.fb.reshape(value_of(tr, a), shape))
+    if not isinstance(a, Tracer):
+        return out
+    return mark_view(out, a, lambda b: tr.fb.reshape(b.value, shape),
+                     lambda b, v: b.__setitem__(..., tr.fb.reshape(v.value, b.shape)))
 
 
 def transpose(a: Any, axes: Any = None) -> Any:
@@ -73,7 +78,12 @@ def transpose(a: Any, axes: Any = None) -> Any:
         raise _shape_error("transpose", f"axes {list(axes)} are not a permutation of 0..{rank - 1}")
     if perm == tuple(range(rank)):
         return a
-    return wrap(tr, tr.fb.transpose(value_of(tr, a), perm))
+    out = wrap(tr, tr.fb.transpose(value_of(tr, a), perm))
+    if not isinstance(a, Tracer):
+        return out
+    inverse = tuple(int(i) for i in np.argsort(perm))
+    return mark_view(out, a, lambda b: tr.fb.transpose(b.value, perm),
+                     lambda b, v: b.__setitem__(..., tr.fb.transpose(v.value, inverse)))
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:

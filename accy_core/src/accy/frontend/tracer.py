@@ -32,49 +32,64 @@ class Tracer:
         trace: the trace it belongs to.
     """
 
-    __slots__ = ("value", "trace", "__weakref__")
+    __slots__ = ("_value", "trace", "_version", "_view", "__weakref__")
     __array_priority__ = 1000  # numpy defers binary operators to us
 
     def __init__(self, value: Value, trace: Trace) -> None:
-        self.value = value
+        self._value = value
         self.trace = trace
+        self._version = 0  # bumped by every in-place write (x[idx] = v, x += y)
+        self._view: Any = None  # a ViewOf when made by basic indexing or a reshape
+
+    @property
+    def value(self) -> Value:
+        """The IR value; a view of an array written since it was taken is re-derived
+        from its base first, so it is never stale (numpy's view semantics)."""
+        if self._view is not None:
+            self._view.refresh(self)
+        return self._value
+
+    def _rebind(self, value: Value) -> None:
+        """Make this array stand for ``value`` from now on (an in-place write)."""
+        self._value = value
+        self._version += 1
 
     # ------------------------------------------------------------ metadata
     @property
     def shape(self) -> tuple[int, ...]:
         """Extent of each axis in elements."""
-        return self.value.type.shape
+        return self._value.type.shape
 
     @property
     def dtype(self) -> np.dtype:
         """The numpy dtype of the elements (``np.float32`` for ``f32``)."""
-        return self.value.type.dtype.numpy
+        return self._value.type.dtype.numpy
 
     @property
     def accy_dtype(self) -> DType:
-        return self.value.type.dtype
+        return self._value.type.dtype
 
     @property
     def ndim(self) -> int:
-        return self.value.type.rank
+        return self._value.type.rank
 
     @property
     def size(self) -> int:
         """Number of elements."""
-        return self.value.type.num_elements
+        return self._value.type.num_elements
 
     def __repr__(self) -> str:
-        return f"Tracer<{self.value.type}>"
+        return f"Tracer<{self._value.type}>"
 
     def __len__(self) -> int:
         if not self.shape:
-            raise TypeError(f"len() of a 0-d traced array {self.value.type}")
+            raise TypeError(f"len() of a 0-d traced array {self._value.type}")
         return self.shape[0]
 
     # ------------------------------------------------------------ concretization
     def _concrete(self, what: str) -> TracerConversionError:
         return TracerConversionError(
-            control_flow_message(what, str(self.value.type), user_location()), feature=what
+            control_flow_message(what, str(self._value.type), user_location()), feature=what
         )
 
     def __bool__(self) -> bool:
@@ -97,7 +112,7 @@ class Tracer:
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError(f"iteration over a 0-d traced array {self.value.type}")
+            raise TypeError(f"iteration over a 0-d traced array {self._value.type}")
         return (self[i] for i in range(self.shape[0]))
 
     __hash__ = None  # type: ignore[assignment]  # == is elementwise
@@ -127,7 +142,7 @@ class Tracer:
     @property
     def at(self) -> Any:
         """Functional updates: ``x.at[idx].add(v)`` returns a new array (scatter-add)."""
-        from accy.frontend.indexing import AtIndexer
+        from accy.frontend.setitem import AtIndexer
 
         return AtIndexer(self)
 
@@ -157,6 +172,11 @@ class Tracer:
 
         return getitem(self, index)
 
+    def __setitem__(self, index: Any, values: Any) -> None:
+        from accy.frontend.setitem import setitem
+
+        setitem(self, index, values)
+
 
 def _api():
     from accy import numpy as anp
@@ -168,6 +188,21 @@ def _ops():
     from accy.frontend import numpy_api
 
     return numpy_api
+
+
+def _inplace(fname: str, sym: str):
+    def iop(self: Tracer, other: Any) -> Tracer:
+        res = _ops().binary_op(fname, sym, self, other)
+        if res.accy_dtype.is_float and not self.accy_dtype.is_float:
+            raise UnsupportedError(
+                f"'{sym}=' at {user_location()} would store a {res.accy_dtype} result into "
+                f"a {self.accy_dtype} array (numpy refuses this cast too); write "
+                f"x = x {sym} y to make a new array", feature=f"in-place {sym}")
+        self[...] = res
+        return self
+
+    iop.__name__ = f"__i{fname}__"
+    return iop
 
 
 def _install_operators() -> None:
@@ -198,6 +233,9 @@ def _install_operators() -> None:
             return _ops().binary_op(_f, _s, self, other)
 
         setattr(Tracer, f"__{dunder}__", cmp)
+    for dunder, fname in funcs.items():
+        if dunder != "matmul":
+            setattr(Tracer, f"__i{dunder}__", _inplace(fname, binary[dunder]))
     Tracer.__neg__ = lambda self: _api().negative(self)  # type: ignore[method-assign]
     Tracer.__pos__ = lambda self: self  # type: ignore[method-assign]
     Tracer.__abs__ = lambda self: _api().abs(self)  # type: ignore[method-assign]
