@@ -18,7 +18,32 @@ import numpy as _np
 
 from accy.frontend import random  # noqa: F401 - anp.random
 from accy.frontend.errors import UnsupportedFunctionError as _Unsupported
+from accy.frontend.grid_api import empty, empty_like, linspace, meshgrid, mgrid, ogrid, tril, triu
 from accy.frontend.indexing import take
+from accy.frontend.intmath_api import (
+    arctan,
+    arctan2,
+    ceil,
+    floor,
+    floor_divide,
+    fmod,
+    left_shift,
+    mod,
+    remainder,
+    right_shift,
+    trunc,
+)
+from accy.frontend.join_api import (
+    column_stack,
+    concatenate,
+    diff,
+    dstack,
+    flip,
+    hstack,
+    roll,
+    stack,
+    vstack,
+)
 from accy.frontend.linalg_api import dot, einsum, matmul, outer
 from accy.frontend.numpy_api import (
     abs,
@@ -71,6 +96,7 @@ from accy.frontend.numpy_api import (
     where,
 )
 from accy.frontend.ordering import argsort, sort
+from accy.frontend.scan_api import argmax, argmin, cumprod, cumsum, histogram
 from accy.frontend.shape_api import (
     arange,
     array,
@@ -90,6 +116,20 @@ from accy.frontend.shape_api import (
     zeros,
     zeros_like,
 )
+
+bitwise_not = invert
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+
+
+def copy(a: Any) -> Any:
+    """A new array with ``a``'s values (writes to it do not reach ``a``)."""
+    from accy.frontend.tracer import Tracer as _Tracer
+
+    if isinstance(a, _Tracer):
+        return a.copy()
+    return _np.array(a, copy=True)
+
 
 float32 = _np.float32
 float64 = _np.float64
@@ -114,6 +154,11 @@ __all__ = [
     "reshape", "rsqrt", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "subtract", "sum", "swapaxes", "take", "tanh", "transpose",
     "true_divide", "uint32", "var", "where", "zeros", "zeros_like",
+    "arctan", "arctan2", "argmax", "argmin", "ceil", "column_stack", "concatenate", "copy",
+    "cumprod", "cumsum", "diff", "dstack", "empty", "empty_like", "flip", "floor",
+    "floor_divide", "fmod", "histogram", "hstack", "left_shift", "linspace", "meshgrid",
+    "mgrid", "mod", "ogrid", "remainder", "right_shift", "roll", "stack", "tril", "triu",
+    "trunc", "vstack", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
 ]
 
 _NO_JOIN = ("return the pieces as separate results (a tuple), or select per element with "

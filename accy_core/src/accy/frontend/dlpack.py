@@ -2,9 +2,10 @@
 
 On a backend whose buffers are host memory (feature ``host_memory``: the CPU backend) a
 device array exports its buffer as a kCPU DLPack tensor without a copy, and
-:func:`from_dlpack` wraps any kCPU producer (numpy, torch CPU tensors, ...) without a
-copy, so ``np.from_dlpack(accy.from_dlpack(a))`` shares ``a``'s memory. Other backends
-refuse with an UnsupportedError that names ``.numpy()`` as the copy path.
+``accy.from_dlpack`` (:mod:`accy.frontend.dlpack_import`) wraps any kCPU producer
+(numpy, torch CPU tensors, ...) without a copy, so ``np.from_dlpack(accy.from_dlpack(a))``
+shares ``a``'s memory. Other backends refuse with an UnsupportedError that names
+``.numpy()`` as the copy path.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from accy.errors import InputError, UnsupportedError
+from accy.errors import UnsupportedError
 
 if TYPE_CHECKING:
     from accy.frontend.device_array import DeviceArray
 
-__all__ = ["dlpack_device", "export_dlpack", "from_dlpack"]
+__all__ = ["dlpack_device", "export_dlpack"]
 
 _KDL_CPU = 1
 
@@ -65,22 +66,3 @@ def dlpack_device(d: DeviceArray) -> tuple[int, int]:
             "copy with .numpy()", feature="dlpack", backend=d.backend_name,
             alternative=".numpy()")
     return (_KDL_CPU, 0)
-
-
-def from_dlpack(x: Any, backend: str = "cpu") -> DeviceArray:
-    """Wrap a DLPack producer (``__dlpack__``) as a device array on ``backend``.
-
-    Zero-copy for kCPU producers on a host-memory backend; otherwise the data is copied.
-
-    Raises:
-        InputError: the producer's dtype is not one accy supports.
-    """
-    from accy.frontend.device_array import asarray
-
-    if not hasattr(x, "__dlpack__"):
-        raise InputError(f"accy.from_dlpack: expected a DLPack producer (an object with "
-                         f"__dlpack__), got {type(x).__name__}; use accy.asarray for other data")
-    host = np.from_dlpack(x)
-    if not host.flags.writeable:  # read-only exports cannot be wrapped in place
-        host = host.copy()
-    return asarray(host, backend=backend)

@@ -238,7 +238,5 @@ def getitem(x: Tracer, index: Any) -> Tracer:
     out = wrap(tr, getitem_value(tr, x, index))
     if not is_basic(index):
         return out
-    from accy.frontend.setitem import setitem
-
     return mark_view(out, x, lambda b: getitem_value(tr, b, index),
-                     lambda b, view: setitem(b, index, view))
+                     lambda b, view: b.__setitem__(index, view))

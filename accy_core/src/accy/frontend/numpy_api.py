@@ -139,21 +139,11 @@ def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
 
     Raises:
         VerifyError: the shapes do not broadcast (names the expression and the user's line).
-        UnsupportedError: ``//``, ``%`` or a bitwise op on floats.
+        UnsupportedError: a bitwise op on floats.
     """
     tr = trace_of(a, b)
     if tr is None:
         return getattr(np, name)(a, b)
-    if name == "matmul":
-        from accy.frontend.linalg_api import matmul
-
-        return matmul(a, b)
-    if name in ("floor_divide", "remainder"):
-        raise UnsupportedError(
-            f"'{symbol}' ({name}) at {user_location()} is not supported by accy.numpy; "
-            "use anp.divide and anp.where, or compute it outside the jitted function",
-            feature=name, alternative="divide",
-        )
     dt = common(a, b)
     if name in ("divide", "true_divide", "power"):
         dt = _float(dt)
@@ -285,12 +275,25 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
     return a if a_max is None else minimum(a, a_max)
 
 
-def where(condition: Any, x: Any, y: Any) -> Any:
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``x`` where ``condition`` else ``y``, elementwise with broadcasting.
 
     ``condition`` that is not bool is compared with 0. This is how a data-dependent
     choice is written in a traced function (a Python ``if`` cannot see array data).
+
+    Raises:
+        UnsupportedError: ``where(condition)`` alone (numpy's ``nonzero``) on traced data:
+            the number of positions depends on the data.
     """
+    if x is None or y is None:
+        if x is None and y is None and trace_of(condition) is None:
+            return np.where(condition)
+        given = "neither" if x is None and y is None else "only one"
+        raise UnsupportedError(
+            f"where(condition) at {user_location()} with {given} of x and y returns "
+            "positions, whose count depends on the data; use "
+            "where(condition, x, y) to select, or sum(condition) to count",
+            feature="where(condition)", alternative="where(condition, x, y)")
     tr = trace_of(condition, x, y)
     if tr is None:
         return np.where(condition, x, y)

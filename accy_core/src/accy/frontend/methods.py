@@ -1,0 +1,239 @@
+"""What makes a :class:`~accy.frontend.tracer.Tracer` behave like a numpy array.
+
+Installed on the class when this module is imported (by :mod:`accy.frontend`): the
+operators (``+ - * / // % ** @ & | ^ << >> ~``, comparisons, in-place ``+=`` ...),
+indexing and ``x[idx] = v``, ``.at``, the numpy protocol (``np.exp(t)``,
+``np.sum(t, axis=0)``, ``np.add.outer(t, u)`` dispatch to :mod:`accy.numpy`), and the
+ndarray methods that mirror ``accy.numpy`` functions (``.sum()``, ``.var()``, ``.argmax()``,
+``.cumsum()``, ``.dot()``, ``.copy()``, ...). An ndarray method accy lacks raises
+:class:`~accy.frontend.errors.UnsupportedFunctionError` (an ``AttributeError``) naming the
+user's line and an alternative.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from accy.frontend import (
+    grid_api,
+    indexing,
+    intmath_api,
+    join_api,
+    linalg_api,
+    numpy_api,
+    ordering,
+    scan_api,
+    setitem,
+    shape_api,
+)
+from accy.frontend.errors import UnsupportedFunctionError
+from accy.frontend.trace import user_location
+from accy.frontend.tracer import Tracer
+
+__all__ = ["NAMES", "UFUNC_OUTER"]
+
+_GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_api, scan_api,
+           intmath_api)
+NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
+UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
+               "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+
+_METHOD_HINTS = {
+    "prod": "anp.cumprod(x, axis)[..., -1], or exp(sum(log(x))) for positive x",
+    "round": "anp.floor(x + 0.5) (rounds halves up, numpy rounds them to even)",
+    "nonzero": "a boolean mask with anp.where (the count of nonzeros is data-dependent)",
+    "item": "return the array from the jitted function and read it outside",
+    "tolist": "return the array from the jitted function and read it outside",
+    "sort": "anp.sort(x, axis) (returns a new array)",
+    "argsort": "anp.argsort(x, axis)",
+    "conj": "real dtypes only for now: x itself",
+}
+
+
+def _outer(fn: Any) -> Any:
+    def outer(a: Any, b: Any) -> Any:
+        sa = a.shape if isinstance(a, Tracer) else shape_api.np.shape(a)
+        sb = b.shape if isinstance(b, Tracer) else shape_api.np.shape(b)
+        return fn(shape_api.reshape(a, tuple(sa) + (1,) * len(sb)), b)
+
+    outer.__name__ = f"{fn.__name__}.outer"
+    outer.__doc__ = f"``numpy.{fn.__name__}.outer``: shape ``a.shape + b.shape``."
+    return outer
+
+
+for _n in UFUNC_OUTER:
+    NAMES[_n].outer = _outer(NAMES[_n])
+
+
+# ---------------------------------------------------------------- operators
+def _binary(fname: str) -> Any:
+    special = {"matmul": linalg_api.matmul, "floor_divide": intmath_api.floor_divide,
+               "remainder": intmath_api.mod, "left_shift": intmath_api.left_shift,
+               "right_shift": intmath_api.right_shift}
+    return special.get(fname)
+
+
+_OPS = {
+    "add": ("add", "+"), "sub": ("subtract", "-"), "mul": ("multiply", "*"),
+    "truediv": ("divide", "/"), "pow": ("power", "**"), "matmul": ("matmul", "@"),
+    "and": ("bitwise_and", "&"), "or": ("bitwise_or", "|"), "xor": ("bitwise_xor", "^"),
+    "floordiv": ("floor_divide", "//"), "mod": ("remainder", "%"),
+    "lshift": ("left_shift", "<<"), "rshift": ("right_shift", ">>"),
+}
+_CMP = {"eq": ("equal", "=="), "ne": ("not_equal", "!="), "lt": ("less", "<"),
+        "le": ("less_equal", "<="), "gt": ("greater", ">"), "ge": ("greater_equal", ">=")}
+
+
+def _apply(fname: str, sym: str, a: Any, b: Any) -> Any:
+    fn = _binary(fname)
+    return fn(a, b) if fn is not None else numpy_api.binary_op(fname, sym, a, b)
+
+
+def _inplace(fname: str, sym: str) -> Any:
+    def iop(self: Tracer, other: Any) -> Tracer:
+        res = _apply(fname, sym, self, other)
+        if res.accy_dtype.is_float and not self.accy_dtype.is_float:
+            raise numpy_api.UnsupportedError(
+                f"'{sym}=' at {user_location()} would store a {res.accy_dtype} result into "
+                f"a {self.accy_dtype} array (numpy refuses this cast too); write "
+                f"x = x {sym} y to make a new array", feature=f"in-place {sym}")
+        self[...] = res
+        return self
+
+    iop.__name__ = f"__i{fname}__"
+    return iop
+
+
+def _install_operators() -> None:
+    for dunder, (fname, sym) in {**_OPS, **_CMP}.items():
+        def fwd(self, other, _f=fname, _s=sym):
+            return _apply(_f, _s, self, other)
+
+        setattr(Tracer, f"__{dunder}__", fwd)
+        if dunder in _OPS:
+            def rev(self, other, _f=fname, _s=sym):
+                return _apply(_f, _s, other, self)
+
+            setattr(Tracer, f"__r{dunder}__", rev)
+            if dunder != "matmul":
+                setattr(Tracer, f"__i{dunder}__", _inplace(fname, sym))
+    Tracer.__neg__ = lambda self: numpy_api.negative(self)  # type: ignore[method-assign]
+    Tracer.__pos__ = lambda self: self  # type: ignore[method-assign]
+    Tracer.__abs__ = lambda self: numpy_api.abs(self)  # type: ignore[method-assign]
+    Tracer.__invert__ = lambda self: numpy_api.invert(self)  # type: ignore[method-assign]
+    Tracer.__getitem__ = indexing.getitem  # type: ignore[method-assign]
+    Tracer.__setitem__ = setitem.setitem  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------- numpy protocol
+def _array_ufunc(self: Tracer, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    fn = NAMES.get(ufunc.__name__)
+    if method == "outer" and fn is not None and hasattr(fn, "outer") and not kwargs:
+        return fn.outer(*inputs)
+    if method != "__call__" or fn is None or kwargs:
+        raise numpy_api.UnsupportedError(
+            f"numpy ufunc np.{ufunc.__name__}.{method} on a traced array at {user_location()} "
+            "is not supported by accy; use the accy.numpy function of the same name where one "
+            "exists", feature=f"np.{ufunc.__name__}", alternative="accy.numpy")
+    return fn(*inputs)
+
+
+def _array_function(self: Tracer, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    fn = NAMES.get(func.__name__)
+    if fn is None:  # the namespace's refusal names the closest alternatives
+        namespace = sys.modules.get("accy.numpy")
+        if namespace is not None:
+            fn = getattr(namespace, func.__name__)
+        else:
+            raise UnsupportedFunctionError(
+                f"numpy.{func.__name__} on a traced array at {user_location()} is not "
+                "supported by accy; see accy.numpy.__all__ for the supported names",
+                feature=f"numpy.{func.__name__}")
+    return fn(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- methods
+def _method(fname: str, doc: str) -> Any:
+    fn = NAMES[fname]
+
+    def m(self: Tracer, *args: Any, **kwargs: Any) -> Any:
+        return fn(self, *args, **kwargs)
+
+    m.__name__ = fname
+    m.__doc__ = f"``{doc}``; see ``accy.numpy.{fname}``."
+    return m
+
+
+def _reshape(self: Tracer, *shape: Any) -> Any:
+    """``accy.numpy.reshape(x, shape)``; ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    return shape_api.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _transpose(self: Tracer, *axes: Any) -> Any:
+    """``accy.numpy.transpose(x, axes)``."""
+    return shape_api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+
+def _copy(self: Tracer) -> Tracer:
+    """A new array with the same values (writes to it do not reach ``x``)."""
+    return Tracer(self.value, self.trace)
+
+
+def _fill(self: Tracer, value: Any) -> None:
+    """Set every element to ``value`` in place."""
+    self[...] = value
+
+
+def _any(self: Tracer, axis: Any = None, keepdims: bool = False) -> Any:
+    """Whether any element (along ``axis``) is nonzero."""
+    return numpy_api.max(numpy_api.astype(numpy_api.not_equal(self, 0), "i32"), axis=axis,
+                         keepdims=keepdims) > 0
+
+
+def _all(self: Tracer, axis: Any = None, keepdims: bool = False) -> Any:
+    """Whether every element (along ``axis``) is nonzero."""
+    return numpy_api.min(numpy_api.astype(numpy_api.not_equal(self, 0), "i32"), axis=axis,
+                         keepdims=keepdims) > 0
+
+
+def _missing(self: Tracer, name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    hint = _METHOD_HINTS.get(name, "the accy.numpy function of the same name where one "
+                             "exists (accy.numpy.__all__ lists them)")
+    raise UnsupportedFunctionError(
+        f"ndarray method .{name}() on a traced array at {user_location()} is not supported "
+        f"by accy; use {hint}", feature=f"ndarray.{name}", alternative=hint)
+
+
+def _install_methods() -> None:
+    simple = {
+        "astype": "astype(x, dtype)", "sum": "sum(x, axis)", "mean": "mean(x, axis)",
+        "max": "max(x, axis)", "min": "min(x, axis)", "var": "var(x, axis)",
+        "std": "std(x, axis)", "clip": "clip(x, lo, hi)", "squeeze": "squeeze(x, axis)",
+        "argmax": "argmax(x, axis)", "argmin": "argmin(x, axis)", "dot": "dot(x, y)",
+        "ravel": "ravel(x)", "cumsum": "cumsum(x, axis)", "cumprod": "cumprod(x, axis)",
+        "swapaxes": "swapaxes(x, a, b)", "take": "take(x, indices, axis)",
+    }
+    for name, doc in simple.items():
+        setattr(Tracer, name, _method(name, doc))
+    Tracer.flatten = lambda self: shape_api.reshape(_copy(self), (-1,))  # type: ignore
+    Tracer.flatten.__doc__ = "A flattened copy (1-D)."
+    Tracer.reshape = _reshape  # type: ignore[attr-defined]
+    Tracer.transpose = _transpose  # type: ignore[attr-defined]
+    Tracer.copy = _copy  # type: ignore[attr-defined]
+    Tracer.fill = _fill  # type: ignore[attr-defined]
+    Tracer.any = _any  # type: ignore[attr-defined]
+    Tracer.all = _all  # type: ignore[attr-defined]
+    Tracer.T = property(lambda self: shape_api.transpose(self),  # type: ignore
+                        doc="The transpose (axes reversed; a view).")
+    Tracer.at = property(lambda self: setitem.AtIndexer(self),  # type: ignore
+                         doc="Functional updates: x.at[idx].set/add/multiply/min/max(v).")
+    Tracer.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+    Tracer.__array_function__ = _array_function  # type: ignore[attr-defined]
+    Tracer.__getattr__ = _missing  # type: ignore[attr-defined]
+
+
+_install_operators()
+_install_methods()

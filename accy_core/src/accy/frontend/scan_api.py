@@ -1,0 +1,149 @@
+"""Scans, arg-reductions and counting for ``accy.numpy``: ``cumsum``, ``cumprod``,
+``argmax``, ``argmin``, ``histogram``.
+
+``cumsum``/``cumprod`` are log-step (Hillis-Steele) scans built from ``tensor.slice``,
+``tensor.pad`` and one add or multiply per step: ``ceil(log2(n))`` fused elementwise steps,
+exact for integers, in the input's dtype (bool sums count in i32, like ``sum``).
+``argmax``/``argmin`` give the first position of the extreme (a NaN counts as the extreme,
+as in numpy) as i32. ``histogram`` counts with a one-hot comparison (i32 counts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accy.errors import VerifyError
+from accy.frontend.numpy_api import (
+    _axes,
+    astype,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    max,
+    min,
+    not_equal,
+    sum,
+    trace_of,
+    value_of,
+    where,
+    wrap,
+)
+from accy.frontend.shape_api import ravel, reshape
+from accy.frontend.trace import user_location
+from accy.frontend.tracer import Tracer
+from accy.ir import DType, TensorType
+
+__all__ = ["argmax", "argmin", "cumprod", "cumsum", "histogram"]
+
+
+def _scan(a: Any, axis: Any, dtype: Any, kind: str) -> Any:
+    tr = trace_of(a)
+    if tr is None or not isinstance(a, Tracer):
+        return (np.cumsum if kind == "add" else np.cumprod)(a, axis=axis, dtype=dtype)
+    if dtype is not None:
+        a = astype(a, dtype)
+    elif a.accy_dtype == DType.BOOL:
+        a = astype(a, np.int32)
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = _axes(axis, a.ndim)[0]
+    fb, v = tr.fb, a.value
+    n, rank, d = a.shape[ax], a.ndim, 1
+    while d < n:
+        start, limit = [0] * rank, list(v.type.shape)
+        limit[ax] = n - d
+        low, high = [0] * rank, [0] * rank
+        low[ax] = d
+        shifted = fb.pad(fb.slice(v, start, limit), low, high, 0.0 if kind == "add" else 1.0)
+        v = getattr(fb, kind)(v, shifted)
+        d *= 2
+    return wrap(tr, v)
+
+
+def cumsum(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+    """Running sum along ``axis`` (the flattened array when None); same shape."""
+    return _scan(a, axis, dtype, "add")
+
+
+def cumprod(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+    """Running product along ``axis`` (the flattened array when None); same shape."""
+    return _scan(a, axis, dtype, "mul")
+
+
+def _arg(a: Any, axis: Any, keepdims: bool, largest: bool) -> Any:
+    tr = trace_of(a)
+    if tr is None or not isinstance(a, Tracer):
+        return (np.argmax if largest else np.argmin)(a, axis=axis, keepdims=keepdims)
+    if a.size == 0:
+        raise VerifyError(f"{'argmax' if largest else 'argmin'} at {user_location()}: "
+                          "attempt to get the position in an empty sequence")
+    if axis is None:
+        out = _arg(ravel(a), 0, False, largest)
+        return reshape(out, (1,) * a.ndim) if keepdims else out
+    ax = _axes(axis, a.ndim)[0]
+    ext = (max if largest else min)(a, axis=ax, keepdims=True)
+    hit = a == ext
+    if a.accy_dtype.is_float:
+        nan = not_equal(a, a)
+        any_nan = max(astype(nan, np.int32), axis=ax, keepdims=True) > 0
+        hit = where(any_nan, nan, hit)
+    pos = wrap(tr, tr.fb.iota(TensorType(DType.I32, a.shape), dim=ax))
+    return min(where(hit, pos, a.shape[ax]), axis=ax, keepdims=keepdims)
+
+
+def argmax(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Position (i32) of the first maximum along ``axis`` (of the flattened array when
+    None); a NaN is the maximum, like numpy.
+
+    Raises:
+        VerifyError: an empty array.
+    """
+    return _arg(a, axis, keepdims, True)
+
+
+def argmin(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    """Position (i32) of the first minimum along ``axis``; see :func:`argmax`."""
+    return _arg(a, axis, keepdims, False)
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:  # noqa: A002
+    """``(counts, edges)`` of the flattened ``a`` like ``numpy.histogram``: ``bins`` is an
+    int (equal bins over ``range``, default ``(a.min(), a.max())``) or host bin edges; the
+    last bin is closed. Counts are i32 (weights' dtype with ``weights``).
+
+    Raises:
+        VerifyError: edges that do not increase.
+    """
+    tr = trace_of(a, weights)
+    if tr is None or not isinstance(a, Tracer):
+        return np.histogram(a, bins=bins, range=range, weights=weights)
+    x = ravel(a)
+    if not x.accy_dtype.is_float:
+        x = astype(x, np.float32)
+    if isinstance(bins, (int, np.integer)):
+        lo, hi = (min(x), max(x)) if range is None else range
+        nb = int(bins)
+        steps = np.arange(nb + 1, dtype=x.dtype) / x.dtype.type(nb)
+        edges = lo + (hi - lo) * steps if isinstance(lo, Tracer) or isinstance(hi, Tracer) else (
+            np.linspace(lo, hi, nb + 1).astype(x.dtype))
+    else:
+        edges = np.asarray(bins, x.dtype)
+        if edges.ndim != 1 or (np.diff(edges) < 0).any():
+            raise VerifyError(f"histogram at {user_location()}: bins must increase "
+                              "monotonically")
+    e = edges if isinstance(edges, Tracer) else wrap(tr, value_of(tr, edges))
+    xs = reshape(x, (-1, 1))
+    last = np.zeros(e.shape[0] - 1, bool)
+    last[-1] = True
+    left, right = e[None, :-1], where(last, e[-1:], e[1:])[None, :]
+    if isinstance(bins, (int, np.integer)):  # the last edge is exactly the range's end
+        right = where(last, hi, e[1:])[None, :]
+    inside = logical_and(greater_equal(xs, left),
+                         where(last, less_equal(xs, right), less(xs, right)))
+    if weights is None:
+        return sum(inside, axis=0), e
+    w = reshape(ravel(weights), (-1, 1))
+    return sum(where(inside, w, 0), axis=0), e

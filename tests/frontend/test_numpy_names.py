@@ -1,0 +1,180 @@
+"""Everyday numpy names and ndarray methods under ``accy.jit``, each against numpy
+(values, shapes, NaN/inf/zero edge cases); the new compositions on every backend, the
+whole table on cpu; unsupported names and methods raise accy errors naming the line."""
+
+from __future__ import annotations
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy.testing import assert_close
+
+RNG = np.random.default_rng(5)
+X = RNG.standard_normal((4, 5)).astype(np.float32)
+Y = RNG.standard_normal((4, 5)).astype(np.float32)
+I = RNG.integers(-20, 20, (4, 5)).astype(np.int32)  # noqa: E741
+J = (RNG.integers(1, 6, (4, 5)) * np.where(RNG.random((4, 5)) > 0.5, 1, -1)).astype(np.int32)
+EDGE = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -2.5, 3e9, -1e-30, 7.0],
+                np.float64)
+EDGE2 = np.array([-0.0, 0.0, np.inf, np.inf, 1.0, -np.inf, 0.0, -2.0, 1e-30, np.nan],
+                 np.float64)
+NANROW = np.array([[1.0, np.nan, 3.0, np.nan], [4.0, 9.0, 9.0, -1.0]], np.float32)
+SH = np.abs(J) % 8
+
+ZERO = 0.0
+
+CASES = {
+    "empty": (lambda a: anp.empty((2, 3)) + a[0, 0] * ZERO,
+              lambda a: np.zeros((2, 3), np.float32), (X,)),
+    "empty_like": (lambda a: anp.empty_like(a), lambda a: np.zeros_like(a), (I,)),
+    "full": (lambda a: anp.full((2, 2), 7, anp.int32) + a[0, 0],
+             lambda a: np.full((2, 2), 7) + a[0, 0], (I,)),
+    "full_like": (lambda a: anp.full_like(a, 2.5), lambda a: np.full_like(a, 2.5), (X,)),
+    "linspace": (lambda a: anp.linspace(0, 1, 7) + a[0, 0] * ZERO,
+                 lambda a: np.linspace(0, 1, 7), (X,)),
+    "linspace_open": (lambda a: anp.linspace(-2, 3, 4, endpoint=False) * a[0, 0],
+                      lambda a: np.linspace(-2, 3, 4, endpoint=False) * a[0, 0], (X,)),
+    "mgrid": (lambda a: anp.mgrid[0:3, 0:2] + a[0, 0], lambda a: np.mgrid[0:3, 0:2] + a[0, 0],
+              (I,)),
+    "ogrid": (lambda a: anp.ogrid[0:3, 0:2][0] + a[:3, :2],
+              lambda a: np.ogrid[0:3, 0:2][0] + a[:3, :2], (I,)),
+    "meshgrid": (lambda a, b: anp.meshgrid(a[0], b[:, 0]), lambda a, b: np.meshgrid(a[0], b[:, 0]),
+                 (X, Y)),
+    "meshgrid_ij": (lambda a, b: anp.meshgrid(a[0], b[:, 0], indexing="ij"),
+                    lambda a, b: np.meshgrid(a[0], b[:, 0], indexing="ij"), (X, Y)),
+    "triu": (lambda a: anp.triu(a, 1), lambda a: np.triu(a, 1), (X,)),
+    "tril": (lambda a: anp.tril(a, -1), lambda a: np.tril(a, -1), (X,)),
+    "concatenate": (lambda a, b: anp.concatenate([a, b, a[:1]]),
+                    lambda a, b: np.concatenate([a, b, a[:1]]), (X, Y)),
+    "concatenate_ax1": (lambda a, b: anp.concatenate((a, b), axis=1),
+                        lambda a, b: np.concatenate((a, b), axis=1), (X, Y)),
+    "concatenate_none": (lambda a, b: anp.concatenate((a, b[0]), axis=None),
+                         lambda a, b: np.concatenate((a, b[0]), axis=None), (X, Y)),
+    "concatenate_bool": (lambda a, b: anp.concatenate((a > 0, b > 0)),
+                         lambda a, b: np.concatenate((a > 0, b > 0)), (X, Y)),
+    "stack": (lambda a, b: anp.stack([a, b], axis=1), lambda a, b: np.stack([a, b], axis=1),
+              (X, Y)),
+    "hstack": (lambda a, b: anp.hstack([a, b]), lambda a, b: np.hstack([a, b]), (X, Y)),
+    "hstack_1d": (lambda a, b: anp.hstack([a[0], b[1]]), lambda a, b: np.hstack([a[0], b[1]]),
+                  (X, Y)),
+    "vstack": (lambda a, b: anp.vstack([a[0], b]), lambda a, b: np.vstack([a[0], b]), (X, Y)),
+    "dstack": (lambda a, b: anp.dstack([a, b]), lambda a, b: np.dstack([a, b]), (X, Y)),
+    "column_stack": (lambda a, b: anp.column_stack([a[0], b[1]]),
+                     lambda a, b: np.column_stack([a[0], b[1]]), (X, Y)),
+    "flip": (lambda a: anp.flip(a, 1), lambda a: np.flip(a, 1), (X,)),
+    "flip_all": (lambda a: anp.flip(a), lambda a: np.flip(a), (X,)),
+    "roll": (lambda a: anp.roll(a, 2, axis=1), lambda a: np.roll(a, 2, axis=1), (X,)),
+    "roll_flat": (lambda a: anp.roll(a, -3), lambda a: np.roll(a, -3), (X,)),
+    "cumsum": (lambda a: anp.cumsum(a, axis=1), lambda a: np.cumsum(a, axis=1), (X,)),
+    "cumsum_int": (lambda a: anp.cumsum(a), lambda a: np.cumsum(a), (I,)),
+    "cumprod": (lambda a: anp.cumprod(a, axis=0), lambda a: np.cumprod(a, axis=0), (X,)),
+    "diff": (lambda a: anp.diff(a), lambda a: np.diff(a), (X,)),
+    "diff2_ax0": (lambda a: anp.diff(a, 2, axis=0), lambda a: np.diff(a, 2, axis=0), (I,)),
+    "outer": (lambda a, b: anp.outer(a[0], b[1]), lambda a, b: np.outer(a[0], b[1]), (X, Y)),
+    "add_outer": (lambda a, b: anp.add.outer(a[0], b[1]), lambda a, b: np.add.outer(a[0], b[1]),
+                  (X, Y)),
+    "np_multiply_outer": (lambda a, b: np.multiply.outer(a[0], b),
+                          lambda a, b: np.multiply.outer(a[0], b), (X, Y)),
+    "arctan2": (lambda a, b: anp.arctan2(a, b), lambda a, b: np.arctan2(a, b), (X, Y)),
+    "arctan2_edges": (lambda a, b: anp.arctan2(a, b), lambda a, b: np.arctan2(a, b),
+                      (EDGE, EDGE2)),
+    "arctan": (lambda a: anp.arctan(a * 4), lambda a: np.arctan(a * 4), (X,)),
+    "histogram": (lambda a: anp.histogram(a, bins=4), lambda a: np.histogram(a, bins=4), (X,)),
+    "histogram_edges": (lambda a: anp.histogram(a, bins=[-1.0, 0.0, 0.5, 2.0]),
+                        lambda a: np.histogram(a, bins=[-1.0, 0.0, 0.5, 2.0]), (X,)),
+    "argmax": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1), (X,)),
+    "argmin_flat": (lambda a: anp.argmin(a), lambda a: np.argmin(a), (X,)),
+    "argmax_nan_ties": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1),
+                        (NANROW,)),
+    "argmin_nan": (lambda a: anp.argmin(a, axis=1), lambda a: np.argmin(a, axis=1), (NANROW,)),
+    "floor_divide": (lambda a, b: a // b, lambda a, b: a // b, (I, J)),
+    "floor_divide_f": (lambda a, b: anp.floor_divide(a, b), lambda a, b: np.floor_divide(a, b),
+                       (X, Y)),
+    "mod": (lambda a, b: a % b, lambda a, b: a % b, (I, J)),
+    "mod_f": (lambda a, b: anp.mod(a, b), lambda a, b: np.mod(a, b), (X, Y)),
+    "mod_zero": (lambda a: anp.mod(a, 0) + anp.floor_divide(a, 0),
+                 lambda a: np.zeros_like(a), (I,)),
+    "fmod": (lambda a, b: anp.fmod(a, b), lambda a, b: np.fmod(a, b), (I, J)),
+    "floor_edges": (lambda a: anp.floor(a), lambda a: np.floor(a), (EDGE,)),
+    "ceil": (lambda a: anp.ceil(a * 3), lambda a: np.ceil(a * 3), (X,)),
+    "trunc": (lambda a: anp.trunc(a * 3), lambda a: np.trunc(a * 3), (X,)),
+    "shifts": (lambda a, s: (a << s, a >> s, anp.left_shift(a, 3), anp.right_shift(a, 1)),
+               lambda a, s: (a << s, a >> s, np.left_shift(a, 3), np.right_shift(a, 1)),
+               (I, SH)),
+    "bitwise": (lambda a, b: (a & b, a | b, a ^ b, ~a, anp.bitwise_not(b)),
+                lambda a, b: (a & b, a | b, a ^ b, ~a, np.bitwise_not(b)), (I, J)),
+    "copy": (lambda a: anp.copy(a), lambda a: np.copy(a), (X,)),
+    "ravel": (lambda a: anp.ravel(a), lambda a: np.ravel(a), (X,)),
+    "where": (lambda a, b: (anp.where(a > 0, a, b), anp.where(a > b, 1.0, 0.0),
+                            anp.where(a, 1, 0)),
+              lambda a, b: (np.where(a > 0, a, b), np.where(a > b, 1.0, 0.0),
+                            np.where(a, 1, 0)), (X, Y)),
+    "methods": (lambda a: (a.var(0), a.std(), a.clip(-0.5, 0.5), a[None].squeeze(),
+                           a.argmax(0), a.argmin(), a.flatten(), a.dot(a.T), a.copy(),
+                           a.ravel(), a.cumsum(1), a.cumprod(), a.any(0), a.all(),
+                           a.swapaxes(0, 1), a.take([1, 0], axis=1)),
+                lambda a: (a.var(0), a.std(), a.clip(-0.5, 0.5), a[None].squeeze(),
+                           a.argmax(0), a.argmin(), a.flatten(), a.dot(a.T), a.copy(),
+                           a.ravel(), a.cumsum(1), a.cumprod(), a.any(0), a.all(),
+                           a.swapaxes(0, 1), a.take([1, 0], axis=1)), (X,)),
+}
+
+#: new compositions whose lowering differs per target (run on every backend)
+ALL_BACKENDS = ["concatenate", "concatenate_bool", "roll", "cumsum_int", "cumprod",
+                "arctan2", "argmax_nan_ties", "floor_divide", "mod_f", "shifts", "histogram",
+                "triu", "flip", "floor_edges"]
+
+
+def _check(name: str, backend: str) -> None:
+    fn, ref, args = CASES[name]
+    if backend != "cpu" and any(a.dtype == np.float64 for a in args):
+        args = tuple(a.astype(np.float32) for a in args)
+    got = accy.jit(fn, backend=backend)(*args)
+    want = ref(*args)
+    if not isinstance(want, (tuple, list)):
+        got, want = (got,), (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, name
+        if w.dtype.kind in "iub":
+            np.testing.assert_array_equal(g, w, err_msg=name)
+        else:
+            tol = 1e-12 if g.dtype == np.float64 else 2e-5
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=name)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_name_equals_numpy_cpu(name: str) -> None:
+    _check(name, "cpu")
+
+
+@pytest.mark.parametrize("name", ALL_BACKENDS)
+def test_name_equals_numpy_on_backend(name: str, backend: str) -> None:
+    if backend == "cpu":
+        pytest.skip("covered by test_name_equals_numpy_cpu")
+    _check(name, backend)
+
+
+def test_dtypes_follow_accy_rules() -> None:
+    got = accy.jit(lambda a, i: (anp.cumsum(a), anp.argmax(a), anp.floor(a), i // 2,
+                                 anp.linspace(0, 1, 3)))(X, I)
+    assert [g.dtype for g in got] == [np.float32, np.int32, np.float32, np.int32, np.float32]
+    assert_close(got[2], np.floor(X))
+
+
+def test_unsupported_names_and_methods_name_the_line() -> None:
+    with pytest.raises(accy.errors.UnsupportedError, match=r"\.prod\(\).*test_numpy_names.*cumprod"):
+        accy.jit(lambda a: a.prod())(X)
+    with pytest.raises(AttributeError):  # UnsupportedFunctionError is an AttributeError
+        accy.jit(lambda a: a.nonzero())(X)
+    with pytest.raises(accy.errors.UnsupportedError, match="where.*test_numpy_names"):
+        accy.jit(lambda a: anp.where(a > 0))(X)
+    with pytest.raises(accy.errors.UnsupportedError, match="bool arrays"):
+        accy.jit(lambda a: (a > 0) // (a > 1))(X)
+    with pytest.raises(accy.errors.VerifyError, match="concatenate at .*test_numpy_names"):
+        accy.jit(lambda a: anp.concatenate([a, a[:, :2]]))(X)
+    with pytest.raises(accy.errors.VerifyError, match="argmax"):
+        accy.jit(lambda a: anp.argmax(a[:0]))(X)
+    assert not hasattr(accy.jit(lambda a: a), "nonexistent")
