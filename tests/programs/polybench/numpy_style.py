@@ -10,6 +10,7 @@ arrays (with ``accy.numpy`` computing eagerly). Inputs: :mod:`.inputs`.
 from __future__ import annotations
 
 import accy.numpy as anp
+
 from tests.programs.polybench.reference import adi_constants, deriche_constants
 
 
