@@ -71,7 +71,7 @@ def test_launch_argument_errors(ocl):
         ocl.launch(loaded, Geometry(1, 64), [a, b], [("i32", 1)])
     with pytest.raises(LaunchError, match="must be i32"):
         ocl.launch(loaded, Geometry(1, 32), [a, b], [("f32", 1.0)])
-    with pytest.raises(LaunchError, match="same buffer is passed twice"):
+    with pytest.raises(LaunchError, match="written buffer 'y' is also bound"):
         ocl.launch(loaded, Geometry(1, 32), [a, a], [("i32", 1)])
     with pytest.raises(LaunchError, match="expected an opencl buffer"):
         ocl.launch(loaded, Geometry(1, 32), [a, object()], [("i32", 1)])
@@ -82,6 +82,27 @@ def test_launch_argument_errors(ocl):
     with pytest.raises(LaunchError, match="destroyed"):
         ocl.launch(loaded, Geometry(1, 32), [a, a], [("i32", 1)])
     ocl.free(a)
+
+
+def test_read_only_buffers_may_be_bound_twice(ocl):
+    from accy.kernel import BufferParam, Kernel, Load, Store
+    from accy.kernel.ir import binary
+
+    add = Kernel("add2", buffers=(BufferParam("y", "f32", "write"), BufferParam("p", "f32"),
+                                  BufferParam("q", "f32")), scalars=(),
+                 body=(Store("y", K.GID, binary("add", Load("p", K.GID, "f32"),
+                                                Load("q", K.GID, "f32"))),),
+                 workgroup_size=16)
+    loaded = ocl.load(ocl.compile(add))
+    x = np.arange(16, dtype=np.float32)
+    y, xb = ocl.allocate(x.nbytes), ocl.allocate(x.nbytes)
+    ocl.write(xb, x)
+    ocl.launch(loaded, Geometry(1, 16), [y, xb, xb], [])  # f(x, x)
+    np.testing.assert_array_equal(ocl.read(y, np.empty_like(x)), 2 * x)
+    with pytest.raises(LaunchError, match="written buffer 'y'"):
+        ocl.launch(loaded, Geometry(1, 16), [xb, xb, y], [])
+    for buf in (y, xb):
+        ocl.free(buf)
 
 
 def test_streams_and_events_order_launches(ocl):
