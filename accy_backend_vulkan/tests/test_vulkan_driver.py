@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -131,11 +132,19 @@ def test_thousand_calls_leave_allocations_unchanged(vk):
     x = RNG.standard_normal(300).astype(np.float32) * 0.1
     for _ in range(3):  # warm-up: persistent temporaries, buffer free-list order
         exe(x, x)
-    before = vk.live_objects()
-    sets_before = sum(len(k.descriptor_sets) for k in exe._loaded.values())
-    for _ in range(1000):
-        (out,) = exe(x, x)
-    assert vk.live_objects() == before
+    # executables of earlier tests share this device: collect them now, and keep the
+    # collector from releasing their objects in the middle of the count
+    gc.collect()
+    gc.disable()
+    try:
+        before = vk.live_objects()
+        sets_before = sum(len(k.descriptor_sets) for k in exe._loaded.values())
+        for _ in range(1000):
+            (out,) = exe(x, x)
+        after = vk.live_objects()
+    finally:
+        gc.enable()
+    assert after == before
     assert sum(len(k.descriptor_sets) for k in exe._loaded.values()) == sets_before
     np.testing.assert_allclose(out, np.exp(x + x).sum(), rtol=1e-5)
 

@@ -3,6 +3,8 @@ out-of-memory and device-lost handling (lavapipe in CI; skips with the probe's r
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 import vulkan_kernels as K
@@ -91,13 +93,18 @@ def test_repeated_calls_resubmit_the_recorded_command_buffer(vk):
     x, y = (RNG.standard_normal(300).astype(np.float32) for _ in range(2))
     exe(x, y)
     exe(x, y)
-    reused, recorded = vk.stats["reused"], vk.stats["recorded"]
-    for _ in range(5):
-        x, y = (RNG.standard_normal(300).astype(np.float32) for _ in range(2))
-        total, prod = exe(x, y)
-        s = np.exp((x + y) * 0.1)
-        np.testing.assert_allclose(total, s.sum(), rtol=1e-4)
-        np.testing.assert_allclose(prod, s * y, rtol=1e-5)
+    gc.collect()  # earlier tests' executables share the device: release them first, and
+    gc.disable()  # not in the middle (freed buffers drop the command buffers naming them)
+    try:
+        reused, recorded = vk.stats["reused"], vk.stats["recorded"]
+        for _ in range(5):
+            x, y = (RNG.standard_normal(300).astype(np.float32) for _ in range(2))
+            total, prod = exe(x, y)
+            s = np.exp((x + y) * 0.1)
+            np.testing.assert_allclose(total, s.sum(), rtol=1e-4)
+            np.testing.assert_allclose(prod, s * y, rtol=1e-5)
+    finally:
+        gc.enable()
     assert vk.stats["reused"] == reused + 5
     assert vk.stats["recorded"] == recorded
     vk.trim()  # destroys freed buffers: kept command buffers naming them are dropped
