@@ -97,22 +97,36 @@ def _values(kb: KernelBuilder, dist: str, dtype: str, words: list[E], p: list[E]
     return [words[0]]  # bits
 
 
-def _lemire(kb: KernelBuilder, algorithm: str, word: E, j: int, b: E, span: E, thresh: E,
-            keys: tuple[E, E, E]) -> E:
-    """The accepted word of one integer unit (see the module docstring): ``word`` redrawn
-    while ``lo32(word * span) < thresh``, at most :data:`MAX_DRAWS` draws in all."""
-    w = kb.let(kb.fresh("w"), word)
-    low = kb.let(kb.fresh("l"), w * span)
-    redraws = where((span != 0) & (low < thresh), kb.const(MAX_DRAWS, "i32"),
-                    kb.const(1, "i32"))
-    with kb.for_(kb.fresh("draw"), 1, redraws) as a:
-        with kb.if_(low < thresh):
+def _lemire(kb: KernelBuilder, algorithm: str, words: list[E], b: E, span: E, thresh: E,
+            keys: tuple[E, E, E]) -> list[E]:
+    """The accepted words of a work-item's integer units, unit ``j`` using word ``j`` of
+    block ``b`` (see the module docstring): each redrawn while ``lo32(word * span) <
+    thresh``, at most :data:`MAX_DRAWS` draws in all. A redraw block serves every rejected
+    unit of the work-item at once (unit ``j`` takes its word ``j``)."""
+    ws = [kb.let(kb.fresh("w"), w) for w in words]
+    lows = [kb.let(kb.fresh("l"), w * span) for w in ws]
+
+    def rejected() -> E:
+        out = lows[0] < thresh
+        for low in lows[1:]:
+            out = out | (low < thresh)
+        return out
+
+    def redraw(a: E) -> None:
+        with kb.if_(rejected()):
             spread = (b + a.cast("i64") * _GOLDEN) & ((1 << 63) - 1)
             r = kb.let(kb.fresh("rb"), spread | (-(1 << 63)))
             fresh = _block(kb, algorithm, r, *keys)
-            kb.assign(w, fresh[j % len(fresh)])
-            kb.assign(low, w * span)
-    return w
+            for j, (w, low) in enumerate(zip(ws, lows, strict=True)):
+                with kb.if_(low < thresh):
+                    kb.assign(w, fresh[j % len(fresh)])
+                    kb.assign(low, w * span)
+
+    redraw(kb.const(1, "i32"))  # the first redraw inline: the loop only runs when it fails
+    more = where(rejected(), kb.const(MAX_DRAWS, "i32"), kb.const(2, "i32"))
+    with kb.for_(kb.fresh("draw"), 2, more) as a:
+        redraw(a)
+    return ws
 
 
 def where_full(span: E, word: E) -> E:
@@ -147,9 +161,9 @@ def stream_kernel(algorithm: str, dist: str, dtype: str, workgroup_size: int = 2
             fresh = _block(kb, algorithm, b, seed_lo, seed_hi, sq_key)
             words += fresh
             block_of += [b] * len(fresh)
-        if thresh is not None:  # one word per unit: redraw rejected ones (Lemire)
-            words = [_lemire(kb, algorithm, words[u], u % width, block_of[u], p[1], thresh,
-                             (seed_lo, seed_hi, sq_key)) for u in range(units)]
+        if thresh is not None:  # one word per unit, one block: redraw rejected (Lemire)
+            words = _lemire(kb, algorithm, words[:units], block_of[0], p[1], thresh,
+                            (seed_lo, seed_hi, sq_key))
         for u in range(units):
             vals = _values(kb, dist, dtype, words[u * wpu:(u + 1) * wpu], p)
             for v, val in enumerate(vals):
