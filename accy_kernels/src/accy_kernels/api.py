@@ -149,6 +149,12 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
             (``float_atomics`` for f32, ``float64_atomics``, ``int64_atomics``). With the
             variant unset, such a backend runs ``sorted`` (no atomics, deterministic: each
             target sums its values in index-position order, as ``numpy.add.at``).
+            ``variant="privatized"`` on a backend with ``max_loop_iterations`` (lavapipe)
+            when the private histograms cannot be sized under it.
+
+    Every variant keeps each work-item's loops under the backend's ``max_loop_iterations``
+    (lavapipe: 65535): ``sorted`` sums a long run of one index over several launches in the
+    same order, ``privatized`` uses more, shorter tiles.
     """
     dst, axis = _axis_array(as_array(dst, "scatter_add dst"), axis, "scatter_add")
     indices = as_array(indices, "scatter_add indices")
@@ -178,7 +184,8 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
         IndexOutOfRangeError: an id is negative or ``>= num_segments`` (before launch).
         InputError: shapes disagree. UnsupportedError: unsupported dtype.
         CapabilityError: ``variant="atomic"`` on a backend without atomic add on the dtype
-            (the unset variant then runs ``sorted``, as :func:`scatter_add`).
+            (the unset variant then runs ``sorted``, as :func:`scatter_add`), or
+            ``privatized`` under a loop limit it cannot meet (as :func:`scatter_add`).
     """
     values = as_array(values, "segment_sum values")
     ids = as_array(segment_ids, "segment_sum segment_ids")

@@ -113,8 +113,14 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
     Returns:
         ``(n_rows,)`` of ``result_type(A, x)`` (float64 when both are integers).
 
+    Every format keeps each work-item's loops under the backend's ``max_loop_iterations``
+    (lavapipe: 65535): rows (ELL/SELL widths) longer than it are summed over several
+    launches, each continuing the stored partial sums. ELL/SELL padding never reads ``x``,
+    so inf/NaN in ``x`` reach only the rows that store an entry in that column (as scipy).
+
     Raises:
-        UnsupportedError: complex or other unsupported dtypes.
+        UnsupportedError: complex or other unsupported dtypes; more than 2**31 - 1 rows,
+            columns or entries.
         InputError: shape mismatch, unknown format or option.
     """
     if format not in FORMATS:
