@@ -83,6 +83,15 @@ CASES = {
     "histogram": (lambda a: anp.histogram(a, bins=4), lambda a: np.histogram(a, bins=4), (X,)),
     "histogram_edges": (lambda a: anp.histogram(a, bins=[-1.0, 0.0, 0.5, 2.0]),
                         lambda a: np.histogram(a, bins=[-1.0, 0.0, 0.5, 2.0]), (X,)),
+    # values on numpy's f32 edges (-1/3, 4/3): edges computed lo + (hi - lo) * (i / n) were an
+    # ulp off numpy.linspace's and put them in the neighbouring bin ([3 2 2] for [2 2 3])
+    "histogram_on_edges": (lambda a: anp.histogram(a, bins=3), lambda a: np.histogram(a, bins=3),
+                           (np.linspace(-2, 3, 7).astype(np.float32),)),
+    # ddof was a TypeError (var() got an unexpected keyword argument 'ddof')
+    "var_ddof": (lambda a: (a.var(ddof=1), a.std(axis=0, ddof=1), anp.var(a, axis=1, ddof=2),
+                            anp.std(a[:1, :1], ddof=1)),
+                 lambda a: (a.var(ddof=1), a.std(axis=0, ddof=1), np.var(a, axis=1, ddof=2),
+                            np.float32(np.nan)), (X,)),
     "argmax": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1), (X,)),
     "argmin_flat": (lambda a: anp.argmin(a), lambda a: np.argmin(a), (X,)),
     "argmax_nan_ties": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1),
@@ -123,6 +132,7 @@ CASES = {
 #: new compositions whose lowering differs per target (run on every backend)
 ALL_BACKENDS = ["concatenate", "concatenate_bool", "roll", "cumsum_int", "cumprod",
                 "arctan2", "argmax_nan_ties", "floor_divide", "mod_f", "shifts", "histogram",
+                "histogram_on_edges",
                 "triu", "flip", "floor_edges"]
 
 

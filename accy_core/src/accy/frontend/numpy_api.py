@@ -367,17 +367,24 @@ def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
 amax, amin = max, min
 
 
-def var(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Population variance (``ddof=0``) over ``axis``."""
+def var(a: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    """Variance over ``axis`` with numpy's ``ddof`` (divisor ``n - ddof``; 0: population)."""
     if trace_of(a) is None:
-        return np.var(a, axis=axis, keepdims=keepdims)
+        return np.var(a, axis=axis, keepdims=keepdims, ddof=ddof)
     d = subtract(a, mean(a, axis=axis, keepdims=True))
-    return mean(multiply(d, d), axis=axis, keepdims=keepdims)
+    v = mean(multiply(d, d), axis=axis, keepdims=keepdims)
+    if not ddof:
+        return v
+    shape = tuple(a.shape)
+    n = int(np.prod([shape[i] for i in _axes(axis, len(shape))], dtype=np.int64))
+    if n > ddof:
+        return multiply(v, n / (n - ddof))
+    return true_divide(multiply(v, float(n)), 0.0)  # numpy: sum / 0 (inf, or nan for 0)
 
 
-def std(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Population standard deviation over ``axis``."""
-    return sqrt(var(a, axis=axis, keepdims=keepdims))
+def std(a: Any, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Any:
+    """Standard deviation over ``axis`` with numpy's ``ddof``."""
+    return sqrt(var(a, axis=axis, keepdims=keepdims, ddof=ddof))
 
 
 def softmax(x: Any, axis: int = -1) -> Any:

@@ -126,9 +126,12 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) ->
     if isinstance(bins, (int, np.integer)):
         lo, hi = (min(x), max(x)) if range is None else range
         nb = int(bins)
-        steps = np.arange(nb + 1, dtype=x.dtype) / x.dtype.type(nb)
-        edges = lo + (hi - lo) * steps if isinstance(lo, Tracer) or isinstance(hi, Tracer) else (
-            np.linspace(lo, hi, nb + 1).astype(x.dtype))
+        # numpy.linspace's rounding: start + i * ((stop - start) / n), so values that sit
+        # on an edge fall in the same bin as numpy's (lo + (hi - lo) * (i / n) is an ulp off)
+        steps = np.arange(nb + 1, dtype=x.dtype)
+        traced = isinstance(lo, Tracer) or isinstance(hi, Tracer)
+        edges = (lo + steps * ((hi - lo) / x.dtype.type(nb)) if traced
+                 else np.linspace(lo, hi, nb + 1).astype(x.dtype))
     else:
         edges = np.asarray(bins, x.dtype)
         if edges.ndim != 1 or (np.diff(edges) < 0).any():
