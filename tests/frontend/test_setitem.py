@@ -181,6 +181,27 @@ def test_errors_name_the_line() -> None:
         accy.jit(counted)(A)
 
 
+def test_augmented_traced_mask_names_the_working_form() -> None:
+    """``x[mask] *= 2`` reads ``x[mask]`` first (data-dependent shape): the refusal points
+    at ``x[...] = x.at[mask].multiply(2)``, which docs/frontend.md also gives, and that works."""
+    def augmented(x):
+        x[x > 0] *= 2
+        return x
+
+    with pytest.raises(accy.errors.UnsupportedError, match=r"x\[\.\.\.\] = x\.at\[mask\]"):
+        accy.jit(augmented)(A.copy())
+
+    def rewritten(x):
+        x[...] = x.at[x > 0].multiply(2)
+        return x.sum()
+
+    a = A.copy()
+    total = accy.jit(rewritten)(a)
+    want = np.where(A > 0, A * 2, A)
+    assert_close(a, want)
+    np.testing.assert_allclose(total, want.sum(), rtol=1e-5)
+
+
 # ---------------------------------------------------------------- hypothesis
 def _slice(draw, n):
     start = draw(st.one_of(st.none(), st.integers(-n - 1, n + 1)))

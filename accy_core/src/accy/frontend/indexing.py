@@ -53,7 +53,8 @@ def _is_int_array(ix: Any) -> bool:
     if isinstance(ix, (Tracer, list, np.ndarray)):
         if (ix.dtype if isinstance(ix, Tracer) else np.asarray(ix).dtype) == np.bool_:
             raise _unsupported("a boolean mask", "the result shape would depend on data; "
-                               "use anp.where(mask, x, 0) instead")
+                               "use anp.where(mask, x, 0) instead (for x[mask] += v, which "
+                               "reads x[mask] first: x[...] = x.at[mask].add(v))")
         return True
     return False
 
