@@ -92,6 +92,11 @@ CASES = {
                             anp.std(a[:1, :1], ddof=1)),
                  lambda a: (a.var(ddof=1), a.std(axis=0, ddof=1), np.var(a, axis=1, ddof=2),
                             np.float32(np.nan)), (X,)),
+    # dtype= was a TypeError (sum() got an unexpected keyword argument 'dtype')
+    "sum_dtype": (lambda a, i: (a.sum(dtype=np.float64), anp.mean(a, axis=0, dtype=np.float64),
+                                i.sum(dtype=np.float32), (i > 0).sum(dtype=np.int64)),
+                  lambda a, i: (a.sum(dtype=np.float64), np.mean(a, axis=0, dtype=np.float64),
+                                i.sum(dtype=np.float32), (i > 0).sum(dtype=np.int64)), (X, I)),
     "argmax": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1), (X,)),
     "argmin_flat": (lambda a: anp.argmin(a), lambda a: np.argmin(a), (X,)),
     "argmax_nan_ties": (lambda a: anp.argmax(a, axis=1), lambda a: np.argmax(a, axis=1),

@@ -344,13 +344,22 @@ def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
 
 
-def sum(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    """Sum over ``axis`` (int, tuple or None for all); bool counts as i32."""
+def sum(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:  # noqa: A001
+    """Sum over ``axis`` (int, tuple or None for all); bool counts as i32; ``dtype``: the
+    accumulator and result dtype (the input is cast to it first)."""
+    if dtype is not None:
+        if trace_of(a) is None:
+            return np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
+        a = astype(a, dtype)
     return _reduce("sum", np.sum, a, axis, keepdims)
 
 
-def mean(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Mean over ``axis``; integer input gives f32."""
+def mean(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:
+    """Mean over ``axis``; integer input gives f32; ``dtype`` as for :func:`sum`."""
+    if dtype is not None:
+        if trace_of(a) is None:
+            return np.mean(a, axis=axis, keepdims=keepdims, dtype=dtype)
+        a = astype(a, dtype)
     return _reduce("mean", np.mean, a, axis, keepdims)
 
 
