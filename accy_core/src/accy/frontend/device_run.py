@@ -45,7 +45,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
         InputError: wrong count, type, backend or a deleted input.
         BackendError: the backend failed a launch.
     """
-    from accy.backend import Geometry
+    from accy.runtime.sequence import run_sequence
 
     _check(exe, inputs)
     be, g = exe.backend, exe.graph
@@ -58,12 +58,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
                 buf = be.allocate(max(t.nbytes, 1))
                 made[slot] = DeviceArray(be, buf, t, backend_name, host_memory=exe._host)
                 buffers[slot] = buf
-        for ln in g.launches:
-            if ln.groups <= 0:
-                continue
-            bound = [exe._buffer(s, buffers) for s in ln.slots]
-            be.launch(exe._loaded[ln.kernel], Geometry(ln.groups, ln.workgroup_size), bound,
-                      list(ln.scalars))
+        run_sequence(exe, g, buffers)
         be.synchronize()
     params = dict(zip(g.param_slots, inputs, strict=True))
     out = []

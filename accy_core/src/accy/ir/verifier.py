@@ -4,7 +4,8 @@ Checks, for every function: each op is registered, has the right operand count a
 attributes, reads only values defined earlier in its block (or, for ops in a region, the
 region's own arguments: regions are isolated from above), and has the result types its
 op declaration infers; the body ends with ``func.return`` whose operand types equal the
-declared result types. Messages name the op and its position ``@func:#index``.
+declared result types. Messages name the op and its position ``@func:#index``. Loop ops
+are checked against the functions they name (:mod:`accy.ir.loop_verify`).
 """
 
 from __future__ import annotations
@@ -114,3 +115,6 @@ def verify(module: Module) -> None:
             raise VerifyError(f"function @{fn.name} is defined twice")
         names.add(fn.name)
         verify_function(fn)
+    from accy.ir.loop_verify import verify_loops
+
+    verify_loops(module)

@@ -21,6 +21,8 @@ transpose, reshape, broadcast, slice or pad on the way reads other elements) wri
 output in place. A ``library`` or ``contract`` region (kernel-family call) also gets
 ``scratch_slots``: the temporaries its family plan asks for, taken from the free slots and
 released right after it.
+A ``loop.*`` op records ``in_slots`` and ``out_slots`` (its results' own slots); its body
+functions are planned as functions of their own.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import ClassVar
 from accy.ir import Module, Operation, Value
 from accy.ir.core import Function
 from accy.ir.ops.dispatch import FAMILY_KINDS
+from accy.ir.ops.loop import LOOP_OPS
 from accy.passes.base import Pass, PassContext
 
 __all__ = ["SLOT_ALIGN", "BufferizePass", "plan_function", "slot_size"]
@@ -102,7 +105,7 @@ def plan_function(
     returned = fn.returns
     for v in dict.fromkeys(returned):
         op = v.defining_op
-        if op is not None and op.name == "dispatch.region":
+        if op is not None and (op.name == "dispatch.region" or op.name in LOOP_OPS):
             slot_of[v] = slots.new(v.type.nbytes)
     last = _last_uses(fn)
     for i, op in enumerate(fn.body.ops):
@@ -111,6 +114,8 @@ def plan_function(
             op.attrs["slot"] = slot_of[op.results[0]]
         elif op.name == "dispatch.region":
             _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target)
+        elif op.name in LOOP_OPS:
+            _plan_loop(op, i, slots, slot_of, last, returned, reuse)
     fn.attrs["slot_bytes"] = tuple(slots.sizes)
     fn.attrs["param_slots"] = tuple(slot_of[p] for p in fn.params)
     fn.attrs["result_slots"] = tuple(slot_of[v] for v in returned)
@@ -118,7 +123,23 @@ def plan_function(
 
 def _is_temp(v: Value, returned: list[Value]) -> bool:
     op = v.defining_op
-    return op is not None and op.name == "dispatch.region" and v not in returned
+    return (op is not None and (op.name == "dispatch.region" or op.name in LOOP_OPS)
+            and v not in returned)
+
+
+def _plan_loop(op, i, slots, slot_of, last, returned, reuse) -> None:
+    """A loop's results get slots of their own (the launch graph copies the final carried
+    values into them); operands dying at the loop are released only after that, so no
+    result slot is an operand's."""
+    op.attrs["in_slots"] = tuple(slot_of[v] for v in op.operands)
+    for r in op.results:
+        if r not in slot_of:
+            slot_of[r] = slots.take_temp(r.type.nbytes) if reuse else slots.new(r.type.nbytes)
+    op.attrs["out_slots"] = tuple(slot_of[r] for r in op.results)
+    if reuse:
+        for v in dict.fromkeys(op.operands):
+            if last.get(v) == i and _is_temp(v, returned):
+                slots.free.append(slot_of[v])
 
 
 def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=None) -> None:

@@ -28,6 +28,9 @@ more buffers than allowed, its operand with the most inputs (through index ops, 
 recomputed) is materialized into a region of its own; this repeats until every region
 fits (a sum of 64 arrays becomes three kernels). An op that alone has more operands than
 the limit cannot be split and raises :class:`~accy.errors.OutOfResources`.
+
+``loop.*`` ops stay outside regions: their operands are materialized and their results are
+inputs (the launch graph runs the body functions, which are fused as functions of their own).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from accy.ir import Module, Operation, Value
 from accy.ir.clone import clone_block_into
 from accy.ir.core import Block, Function, Region
 from accy.ir.ops.library import LIBRARY_OPS
+from accy.ir.ops.loop import LOOP_OPS
 from accy.passes.base import Pass, PassContext
 from accy.passes.contraction import eligible_dot, is_epilogue_op
 
@@ -72,7 +76,7 @@ def _is_input(v: Value) -> bool:
     op = v.defining_op
     if op is None:
         return True
-    if op.name == "dispatch.region":
+    if op.name == "dispatch.region" or op.name in LOOP_OPS:
         return True
     return op.name == "tensor.constant" and not _is_scalar_constant(op)
 
@@ -85,6 +89,9 @@ def _materialized(fn: Function) -> set[Value]:
         if op.name in LIBRARY_OPS:  # family kernels read whole buffers
             mat.update(op.results)
             mat.update(v for v in op.operands if not _is_input(v))
+        if op.name in LOOP_OPS:  # the launch graph binds loop operands as buffers
+            mat.update(v for v in op.operands
+                       if not _is_input(v) and v.defining_op.name != "tensor.constant")
         if op.name == "tensor.gather":  # generic gather: load indices from memory
             mat.update(v for v in op.operands[1:] if not _is_input(v))
     changed = True
@@ -94,6 +101,7 @@ def _materialized(fn: Function) -> set[Value]:
             if (
                 op.name in ROOT_OPS
                 or op.name in LIBRARY_OPS
+                or op.name in LOOP_OPS
                 or op.name in ("tensor.constant", "func.return")
             ):
                 continue
@@ -139,34 +147,73 @@ def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operat
     return dots
 
 
-def _collect(v: Value, mat: set[Value], members: set[Operation], inputs: list[Value]) -> None:
-    """Gather the ops computing ``v`` inside one region, and the region's inputs."""
+#: Longest chain of ops fused into one kernel expression; a longer chain (a Python loop
+#: unrolled at trace time) is cut by writing the value at the limit to memory, so kernel
+#: outlining never recurses deeper than this and kernels stay a reasonable size.
+MAX_FUSED_DEPTH = 48
+
+
+def _cut_deep_chains(fn: Function, mat: set[Value]) -> set[Value]:
+    """Values to materialize because their fused expression would be deeper than
+    :data:`MAX_FUSED_DEPTH` (one forward pass; added to ``mat``, returned as well)."""
+    depth: dict[Value, int] = {}
+    cut: set[Value] = set()
+    for op in fn.body.ops:
+        if op.name in ("tensor.constant", "func.return") or op.name in LOOP_OPS:
+            continue
+        d = 1 + max((depth.get(x, 0) for x in op.operands), default=0)
+        for r in op.results:
+            if d > MAX_FUSED_DEPTH and (r not in mat or _is_cheap(op)):
+                cut.add(r)
+            depth[r] = 0 if r in mat and (r in cut or not _is_cheap(op)) else d
+    mat |= cut
+    return cut
+
+
+def _is_boundary(x: Value, mat: set[Value], cut: set[Value]) -> bool:
+    return _is_input(x) or (x in mat and (x in cut or not _is_cheap(x.defining_op)))
+
+
+def _collect(v: Value, mat: set[Value], members: set[Operation], inputs: list[Value],
+             cut: frozenset[Value] | set[Value] = frozenset()) -> None:
+    """Gather the ops computing ``v`` inside one region, and the region's inputs, in the
+    order a depth-first walk of the operands meets them (an explicit stack: fused chains
+    can be long)."""
     op = v.defining_op
-    if op is None or op in members:
-        if op is None and v not in inputs:
+    if op is None:
+        if v not in inputs:
             inputs.append(v)
         return
+    if op in members:
+        return
     members.add(op)
-    for x in op.operands:
+    stack = [(op, 0)]
+    while stack:
+        op, k = stack.pop()
+        if k == len(op.operands):
+            continue
+        stack.append((op, k + 1))
+        x = op.operands[k]
         xop = x.defining_op
-        if _is_input(x) or (x in mat and not _is_cheap(xop)):
+        if _is_boundary(x, mat, cut) or xop is None:
             if x not in inputs:
                 inputs.append(x)
-        else:
-            _collect(x, mat, members, inputs)
+        elif xop not in members:
+            members.add(xop)
+            stack.append((xop, 0))
 
 
-def _build_region(fn: Function, v: Value, mat: set[Value],
-                  contract: frozenset[Operation] = frozenset()) -> Operation:
+def _build_region(fn: Function, v: Value, mat: set[Value], pos: dict[Operation, int],
+                  cut: set[Value], contract: frozenset[Operation] = frozenset()) -> Operation:
     members: set[Operation] = set()
     inputs: list[Value] = []
-    _collect(v, mat, members, inputs)
+    _collect(v, mat, members, inputs, cut)
     root = v.defining_op
     kind = "reduce" if root is not None and root.name in ROOT_OPS else "map"
     if members & contract:
         kind = "contract"
     src = Block()
-    src.ops = [op for op in fn.body.ops if op in members]
+    src.ops = sorted(members, key=pos.__getitem__)
     block = Block([x.type for x in inputs])
     mapping = dict(zip(inputs, block.args, strict=True))
     clone_block_into(src, block, mapping)
@@ -320,11 +367,13 @@ def fuse_function(fn: Function, contraction: str = "loops",
     contract: frozenset[Operation] = frozenset()
     if contraction != "loops":
         contract = frozenset(_contract_dots(fn, mat, contraction == "library"))
+    cut = _cut_deep_chains(fn, mat)
+    pos = {op: i for i, op in enumerate(fn.body.ops)}
     if max_buffers is not None:
         _respect_binding_limit(fn, mat, max(max_buffers, 2))
     count = 0
     for op in list(fn.body.ops):
-        if op.name in ("tensor.constant", "func.return", "dispatch.region"):
+        if op.name in ("tensor.constant", "func.return", "dispatch.region") or op.name in LOOP_OPS:
             continue
         if op.name in LIBRARY_OPS:
             _build_library_region(fn, op)
@@ -332,7 +381,7 @@ def fuse_function(fn: Function, contraction: str = "loops",
             continue
         for v in op.results:
             if v in mat and not _is_input(v):
-                _build_region(fn, v, mat, contract)
+                _build_region(fn, v, mat, pos, cut, contract)
                 count += 1
     for op in reversed(list(fn.body.ops)):
         if op.name not in ("func.return", "dispatch.region") and all(

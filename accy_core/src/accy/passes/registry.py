@@ -39,6 +39,7 @@ _BUILTIN: dict[str, str] = {
     "einsum-lowering": "accy.passes.einsum_lowering:EinsumLoweringPass",
     "reduction-lowering": "accy.passes.reduction_lowering:ReductionLoweringPass",
     "indexing-lowering": "accy.passes.indexing_lowering:IndexingLoweringPass",
+    "loop-carry": "accy.passes.loop_carry:LoopCarryPass",
     "fusion": "accy.passes.fusion:FusionPass",
     "bufferize": "accy.passes.bufferize:BufferizePass",
     "outline-kernels": "accy.passes.outline_kernels:OutlineKernelsPass",

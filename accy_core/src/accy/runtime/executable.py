@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from accy.backend import Geometry
 from accy.errors import InputError
 from accy.runtime.graph import LaunchGraph
+from accy.runtime.sequence import run_sequence
 
 __all__ = ["Executable"]
 
@@ -141,16 +141,12 @@ class Executable:
                     outputs[slot] = new(t.shape, dtype=t.dtype.numpy)
                     buffers[slot] = self._bind(outputs[slot], per_call, write=g.zero_results)
             params = dict(zip(g.param_slots, arrays, strict=True))
-            for i, ln in enumerate(g.launches):
+
+            def checks(i: int) -> None:
                 if g.checks:
                     self._check_indices(i, params, buffers)
-                if ln.groups <= 0:
-                    continue
-                bound = [self._buffer(s, buffers) for s in ln.slots]
-                be.launch(self._loaded[ln.kernel], Geometry(ln.groups, ln.workgroup_size), bound,
-                          list(ln.scalars))
-            if g.checks:
-                self._check_indices(len(g.launches), params, buffers)
+
+            run_sequence(self, g, buffers, checks)
             be.synchronize()
             if not self._host:
                 for slot, arr in outputs.items():
@@ -211,6 +207,8 @@ class Executable:
             for buf in self._persistent.values():
                 self.backend.free(buf)
             self._persistent.clear()
+            for buf in self.__dict__.pop("_spare", {}).values():
+                self.backend.free(buf)
 
     def stage_text(self, stage: str) -> str:
         """The IR after ``stage``, kernels included."""

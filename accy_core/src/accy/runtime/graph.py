@@ -5,7 +5,9 @@ the parameters, which slots hold the results, constant data for some slots, and 
 list of kernel launches, each naming its kernel, its launch geometry, the slots it binds
 (in the fixed launch order: outputs, inputs, optional count buffer) and its scalars.
 Tensor programs produce one from their memory and kernel stages
-(:func:`graph_from_function`); kernel-library families build theirs directly.
+(:func:`graph_from_function`); kernel-library families build theirs directly. ``loop.*`` ops
+become :class:`~accy.runtime.loop_graph.LoopNode` s (``loops``): their bodies' launches,
+repeated by the runtime without host round trips.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import numpy as np
 
 from accy.ir import Function, Module, TensorType
 from accy.ir.ops.dispatch import FAMILY_KINDS
+from accy.ir.ops.loop import LOOP_OPS
+from accy.runtime.loop_graph import LoopNode, absorb_loop
 
 __all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function"]
 
@@ -75,15 +79,25 @@ class LaunchGraph:
     name: str = "graph"
     checks: list[IndexCheck] = field(default_factory=list)
     zero_results: bool = False
+    loops: list[LoopNode] = field(default_factory=list)
 
     @property
     def written_slots(self) -> set[int]:
-        """Slots some launch writes (launch outputs come first in ``slots``)."""
+        """Slots some launch writes (launch outputs come first in ``slots``), loop bodies and
+        the copies of their final values included."""
         out: set[int] = set()
-        for ln in self.launches:
-            k = self.kernels[ln.kernel]
-            n_out = sum(1 for b in k.buffers if b.access != "read")
-            out.update(ln.slots[:n_out])
+        todo: list = [self]
+        while todo:
+            p = todo.pop()
+            for ln in p.launches:
+                k = self.kernels[ln.kernel]
+                n_out = sum(1 for b in k.buffers if b.access != "read")
+                out.update(ln.slots[:n_out])
+            for node in p.loops:
+                out.update(f.slots[0] for f in node.finals)
+                todo.append(node.body)
+                if node.cond is not None:
+                    todo.append(node.cond)
         return out
 
 
@@ -101,6 +115,8 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     for op in fn.body.ops:
         if op.name == "tensor.constant":
             g.constants[op.attrs["slot"]] = np.array(op.attrs["value"], order="C")
+        elif op.name in LOOP_OPS:
+            g.loops.append(absorb_loop(g, module, op, len(g.launches), graph_from_function))
         elif op.name == "dispatch.region" and (
                 op.attrs.get("kind") in FAMILY_KINDS or _has_checks(op)):
             _library_or_checked(g, op, kernels)

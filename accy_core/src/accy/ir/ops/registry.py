@@ -184,6 +184,7 @@ def _ensure_loaded() -> None:
             func,
             library,  # noqa: F401
             linalg,
+            loop,
             math,
             nn,
             reduce,

@@ -1,0 +1,74 @@
+"""Prepare loop bodies for the launch graph (dispatch stage, before fusion).
+
+The runtime repeats a body's launches and hands each iteration's results to the next one
+as its parameters (double-buffered), so:
+
+- a ``loop.for`` body computes its next induction variable itself: ``iv + step`` becomes a
+  trailing result (function attribute ``iv_carried``), and no iteration needs the host;
+- every carried result is a fresh buffer written by the body: a body that returns one of
+  its parameters or a constant gets an explicit copy (a ``tensor.reshape`` to the same
+  shape, which fusion turns into a copy kernel).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from accy.ir import Module, Operation
+from accy.ir.core import Function
+from accy.ir.loop_verify import IV_TYPE
+from accy.ir.ops.loop import LOOP_OPS
+from accy.passes.base import Pass, PassContext
+
+__all__ = ["LoopCarryPass"]
+
+
+def _copy_returns(fn: Function) -> None:
+    term = fn.body.terminator
+    for k, v in enumerate(list(term.operands)):
+        op = v.defining_op
+        if op is None or op.name == "tensor.constant":
+            cp = Operation("tensor.reshape", [v], [v.type], {"shape": v.type.shape},
+                           location=term.location)
+            fn.body.insert_before(term, cp)
+            term.set_operand(k, cp.results[0])
+
+
+def _carry_iv(fn: Function, step: int) -> None:
+    term = fn.body.terminator
+    c = Operation("tensor.constant", [], [IV_TYPE], {"value": np.asarray(step, np.int32)})
+    add = Operation("arith.add", [fn.params[0], c.results[0]], [IV_TYPE])
+    fn.body.insert_before(term, c)
+    fn.body.insert_before(term, add)
+    term._add_operand(add.results[0])
+    fn.result_types.append(IV_TYPE)
+    fn.attrs["iv_carried"] = True
+
+
+def prepare_loops(module: Module) -> int:
+    """Rewrite every loop body of ``module`` once (see the module docstring)."""
+    done: set[str] = set()
+    for fn in list(module.functions):
+        for op in fn.walk():
+            if op.name not in LOOP_OPS or op.attrs["body"] in done:
+                continue
+            body = module.function(op.attrs["body"])
+            done.add(body.name)
+            if op.name == "loop.for" and not body.attrs.get("iv_carried"):
+                _carry_iv(body, op.attrs.get("step", 1))
+            _copy_returns(body)
+    return len(done)
+
+
+@dataclass(frozen=True)
+class LoopCarryPass(Pass):
+    """Make loop bodies self-contained iterations (next induction variable, fresh results)."""
+
+    name: ClassVar[str] = "loop-carry"
+    summary: ClassVar[str] = "loop bodies compute their next induction variable, copy passthroughs"
+
+    def run(self, module: Module, ctx: PassContext) -> bool:
+        return prepare_loops(module) > 0
