@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AccyError", "Builder", "DType", "Module", "TensorType", "__version__", "asarray",
-    "compile", "from_dlpack", "jit", "parse_module",
+    "compile", "cond", "fori_loop", "from_dlpack", "jit", "parse_module", "scan", "while_loop",
 ]
 
 _FRONTEND = {"jit", "asarray", "from_dlpack", "DeviceArray", "Jitted"}
+_CONTROL_FLOW = {"fori_loop", "while_loop", "scan", "cond"}
 
 
 def __getattr__(name: str) -> Any:
@@ -32,6 +33,10 @@ def __getattr__(name: str) -> Any:
         import accy.frontend as _frontend
 
         return getattr(_frontend, name)
+    if name in _CONTROL_FLOW:  # JAX's structured control flow (also in accy.lax)
+        import accy.frontend.control_flow as _cf
+
+        return getattr(_cf, name)
     raise AttributeError(f"module 'accy' has no attribute {name!r}")
 
 

@@ -199,6 +199,10 @@ def _masked_get(tr: Trace, x: Tracer, mask: np.ndarray) -> Value:
 
 def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
     """The IR value of ``x[index]`` (see :func:`getitem`)."""
+    from accy.frontend.dynamic_index import dynamic_getitem, has_traced_scalar
+
+    if has_traced_scalar(index):  # x[i] with a loop's induction variable
+        return dynamic_getitem(x, index).value
     mask = host_mask(index)
     if mask is not None:
         return _masked_get(tr, x, mask)

@@ -120,6 +120,8 @@ class Jitted:
             fb.return_(*[value_of(trace, x) for x in out_leaves],
                        *[tracers[i].value for i in writes])
         fb.finish()
+        for body in trace.functions:  # loop bodies (accy.fori_loop, ...) follow the entry
+            b.add_function(body)
         return _Entry(b.finish(), out_tree, writes=writes)
 
     def _entry(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any]]:

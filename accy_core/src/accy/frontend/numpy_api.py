@@ -59,7 +59,8 @@ def trace_of(*xs: Any) -> Trace | None:
     """
     cur = current_trace()
     for x in xs:
-        if isinstance(x, Tracer) and x.trace is not cur:
+        if isinstance(x, Tracer) and x.trace is not cur and not (
+                cur is not None and cur.encloses(x.trace)):
             raise UnsupportedError(
                 f"traced array {x.value.type} from jitted function '{x.trace.name}' was used "
                 f"outside it (at {user_location()}); return it from the function instead of "

@@ -66,6 +66,11 @@ def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
     """The IR value of ``x`` with ``values`` combined by ``op`` (set/add/mul/min/max)."""
     if isinstance(values, Tracer) and values.accy_dtype != x.accy_dtype:
         values = wrap(tr, tr.fb.cast(values.value, x.accy_dtype))
+    from accy.frontend.dynamic_index import at_update, has_traced_scalar
+
+    if has_traced_scalar(index):  # a loop's induction variable: tensor.dynamic_update_slice
+        how = {"mul": "multiply"}.get(op, op)
+        return at_update(x, index, values, how).value
     mask = host_mask(index)
     if mask is not None or (isinstance(index, Tracer) and index.accy_dtype == DType.BOOL):
         return _masked(tr, x, index if mask is None else mask, values, op)

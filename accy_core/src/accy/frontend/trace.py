@@ -43,14 +43,56 @@ def user_location() -> str | None:
 class Trace:
     """One function being traced: its builder and a counter of emitted constants.
 
+    A loop body is traced into a function of its own whose ``parent`` is the trace the loop
+    is in; arrays of enclosing traces used in the body are *captured*: each becomes an extra
+    body parameter (in first-use order, after the fixed ones) and ``captured`` lists the
+    values the loop passes for them.
+
     Attributes:
         fb: the function builder ops are appended to.
         name: the traced function's name (for messages).
+        parent: the enclosing trace of a loop body, else None.
+        captured: values of ``parent`` passed for the captured parameters, in order.
+        functions: loop-body functions traced under this root trace, in order.
     """
 
-    def __init__(self, fb: FunctionBuilder, name: str) -> None:
+    def __init__(self, fb: FunctionBuilder, name: str, parent: Trace | None = None) -> None:
         self.fb = fb
         self.name = name
+        self.parent = parent
+        self.captured: list[Value] = []
+        self._params: dict[Value, Value] = {}
+        self.functions: list[Any] = []
+
+    @property
+    def root(self) -> Trace:
+        t = self
+        while t.parent is not None:
+            t = t.parent
+        return t
+
+    def encloses(self, other: Trace) -> bool:
+        """Whether ``other`` is an enclosing trace of this one."""
+        t = self.parent
+        while t is not None:
+            if t is other:
+                return True
+            t = t.parent
+        return False
+
+    def capture(self, owner: Trace, v: Value) -> Value:
+        """The value standing for ``owner``'s ``v`` in this trace (a new body parameter the
+        first time; through every trace in between)."""
+        if owner is self:
+            return v
+        if self.parent is None or not self.encloses(owner):
+            return v  # not ours to translate: trace_of reports the leaked tracer
+        outer = self.parent.capture(owner, v)
+        p = self._params.get(outer)
+        if p is None:
+            p = self._params[outer] = self.fb.function.body.add_arg(outer.type)
+            self.captured.append(outer)
+        return p
 
 
 def current_trace() -> Trace | None:

@@ -46,15 +46,23 @@ class Tracer:
     @property
     def value(self) -> Value:
         """The IR value; a view of an array written since it was taken is re-derived
-        from its base first, so it is never stale (numpy's view semantics)."""
+        from its base first, so it is never stale (numpy's view semantics). Inside a loop
+        body traced from this array's function, an outer array is captured as a body
+        parameter (a loop invariant)."""
         if self._view is not None:
             self._view.refresh(self)
-        return self._value
+        from accy.frontend.trace import current_trace
+
+        cur = current_trace()
+        if cur is None or cur is self.trace:
+            return self._value
+        return cur.capture(self.trace, self._value)
 
     def _rebind(self, value: Value) -> None:
         """Make this array stand for ``value`` from now on (an in-place write)."""
         self._value = value
         self._version += 1
+
 
     # ------------------------------------------------------------ metadata
     @property

@@ -138,6 +138,19 @@ class Builder:
         self._open = fb
         return fb
 
+    def add_function(self, fn: Function) -> Function:
+        """Append a function built elsewhere (a loop body traced by the frontend).
+
+        Raises:
+            VerifyError: a function of that name exists, or one is still open.
+        """
+        if self._open is not None:
+            raise VerifyError(f"function @{self._open.function.name} is still open; call finish()")
+        if any(f.name == fn.name for f in self._module.functions):
+            raise VerifyError(f"function @{fn.name} is defined twice")
+        self._module.functions.append(fn)
+        return fn
+
     def _close(self, fb: FunctionBuilder) -> None:
         self._module.functions.append(fb.function)
         self._open = None

@@ -57,6 +57,7 @@ INDEX_OPS = frozenset(
         "tensor.iota",
         "tensor.slice",
         "tensor.pad",
+        "tensor.dynamic_slice",
     }
 )
 ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})

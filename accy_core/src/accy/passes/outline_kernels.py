@@ -56,6 +56,7 @@ from accy.kernel import (
     Var,
 )
 from accy.passes.base import Pass, PassContext
+from accy.passes.dynamic_exprs import dynamic_slice_expr, dynamic_update_expr
 from accy.passes.fusion import ROOT_OPS
 from accy.passes.kernel_exprs import (
     IDX,
@@ -137,6 +138,10 @@ class _Emitter:
             return self._pad(v, op, idx)
         if name == "tensor.gather":  # kernel-library=disabled: index arithmetic
             return self._gather(op, idx)
+        if name == "tensor.dynamic_slice":
+            return dynamic_slice_expr(self, op, idx)
+        if name == "tensor.dynamic_update_slice":
+            return dynamic_update_expr(self, op, idx)
         if name == "tensor.iota":
             c = idx.comps[op.attrs["dim"] % len(idx.shape)]
             dtype = v.type.dtype.value

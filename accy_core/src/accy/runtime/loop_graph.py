@@ -104,7 +104,16 @@ def copy_launch(g: Any, dtype: Any, n: int, dst: int, src: int) -> Any:
 def absorb(g: Any, sub: Any, what: str) -> tuple[Program, int]:
     """Merge graph ``sub`` (a loop body's) into ``g``'s slots; return its program and the
     slot offset it got."""
-    if sub.checks:
+    for c in sub.checks:  # constant indices are checked once, here
+        arr = sub.constants.get(c.slot)
+        if arr is not None and arr.size and not ((arr >= c.low) & (arr < c.high)).all():
+            from accy.families.validate import IndexOutOfRangeError
+
+            bad = int(np.argmax((arr.reshape(-1) < c.low) | (arr.reshape(-1) >= c.high)))
+            raise IndexOutOfRangeError(
+                f"{what}: {c.what} {int(arr.reshape(-1)[bad])} at position {bad} is out of "
+                f"range [{c.low}, {c.high})", bad, int(arr.reshape(-1)[bad]), c.high)
+    if any(c.slot not in sub.constants for c in sub.checks):
         raise UnsupportedError(
             f"{what}: index-checked gathers or scatters inside a loop body are not supported; "
             "use mode='clip' or 'wrap', or move the indexing out of the loop",

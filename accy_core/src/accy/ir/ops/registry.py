@@ -181,6 +181,7 @@ def _ensure_loaded() -> None:
         from accy.ir.ops import (  # noqa: F401
             arith,
             dispatch,
+            dynamic,
             func,
             library,  # noqa: F401
             linalg,
