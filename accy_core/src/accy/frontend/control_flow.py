@@ -28,6 +28,14 @@ from accy.frontend.tracer import Tracer
 from accy.frontend.tree import flatten, unflatten
 from accy.ir import DType, FunctionBuilder, TensorType, Value
 
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape) if isinstance(x, Tracer) else np.shape(x)
+
+
+def _ndim(x: Any) -> int:
+    return len(_shape(x))
+
+
 __all__ = ["cond", "fori_loop", "scan", "while_loop"]
 
 _IV = TensorType(DType.I32, ())
@@ -66,7 +74,7 @@ def _carried(tr: Trace, x: Any, t: TensorType, k: int, what: str) -> Value:
     if isinstance(x, Tracer):
         v = x.value
     else:
-        v = value_of(tr, x, t.dtype if np.ndim(x) == 0 else None)
+        v = value_of(tr, x, t.dtype if _ndim(x) == 0 else None)
         if v.type.shape != t.shape and v.type.rank == 0:
             v = tr.fb.broadcast_to(v, t.shape)
     if v.type != t:
@@ -206,7 +214,7 @@ def _tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
 def _leading(xs: Any, length: int | None) -> int:
     leaves: list[Any] = []
     flatten(xs, leaves)
-    ns = {np.shape(x)[0] for x in leaves if np.ndim(x)}
+    ns = {_shape(x)[0] for x in leaves if _ndim(x)}
     if length is not None:
         ns.add(int(length))
     if len(ns) != 1:
@@ -248,7 +256,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         _, y0 = step(Tracer(probe.fb.param(0), probe), init)
         y_leaves: list[Any] = []
         y_tree = flatten(y0, y_leaves, "scan f result")
-        specs = [(np.shape(y), y.dtype if isinstance(y, Tracer) else np.asarray(y).dtype)
+        specs = [(_shape(y), y.dtype if isinstance(y, Tracer) else np.asarray(y).dtype)
                  for y in y_leaves]
     ys0 = unflatten(y_tree, [anp.zeros((n, *shape), dtype=dt) for shape, dt in specs])
 
@@ -287,8 +295,8 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                           f"structures ({ta} vs {tb})")
     out = []
     for k, (x, y) in enumerate(zip(la, lb, strict=True)):
-        if np.shape(x) != np.shape(y):
+        if _shape(x) != _shape(y):
             raise VerifyError(f"cond at {user_location()}: branch results #{k} have shapes "
-                              f"{list(np.shape(x))} and {list(np.shape(y))}")
+                              f"{list(_shape(x))} and {list(_shape(y))}")
         out.append(anp.where(pred, x, y))
     return unflatten(ta, out)

@@ -22,6 +22,14 @@ from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, TensorType, Value
 
+def _shape(x: Any) -> tuple[int, ...]:
+    return tuple(x.shape) if isinstance(x, Tracer) else np.shape(x)
+
+
+def _ndim(x: Any) -> int:
+    return len(_shape(x))
+
+
 __all__ = ["at_update", "dynamic_getitem", "dynamic_slice", "dynamic_update_slice",
            "has_traced_scalar"]
 
@@ -195,9 +203,9 @@ def at_update(x: Tracer, index: Any, values: Any, how: str) -> Tracer:
 
 def _starts(x: Any, start_indices: Sequence[Any]) -> list[Any]:
     starts = list(start_indices)
-    if len(starts) != np.ndim(x):
+    if len(starts) != _ndim(x):
         raise VerifyError(f"dynamic slice at {user_location()}: {len(starts)} start indices "
-                          f"for an array of rank {np.ndim(x)}; give one per axis")
+                          f"for an array of rank {_ndim(x)}; give one per axis")
     return starts
 
 
