@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import accy.numpy as anp
 from accy import lax
+
 from tests.programs.polybench.reference import adi_constants, deriche_constants
 
 

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import accy
 import numpy as np
 import pytest
 
-import accy
 from tests.programs.polybench import jax_style, reference
 from tests.programs.polybench.inputs import NAMES, inputs
 

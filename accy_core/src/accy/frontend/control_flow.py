@@ -28,6 +28,7 @@ from accy.frontend.tracer import Tracer
 from accy.frontend.tree import flatten, unflatten
 from accy.ir import DType, FunctionBuilder, TensorType, Value
 
+
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if isinstance(x, Tracer) else np.shape(x)
 
@@ -97,7 +98,7 @@ def _trace_body(body: Trace, fn: Callable[..., Any],
 def _finish(body: Trace, out: Any, tree: Any, types: list[TensorType], what: str) -> None:
     leaves: list[Any] = []
     with tracing(body):
-        out_tree = flatten(out, leaves, f"{what} result")
+        out_tree = flatten(_numbers_as_arrays(out), leaves, f"{what} result")
         if out_tree != tree:
             raise VerifyError(f"{what} at {user_location()}: the body returns a carry of "
                               f"another structure than the initial value ({out_tree} vs {tree})")
@@ -106,9 +107,23 @@ def _finish(body: Trace, out: Any, tree: Any, types: list[TensorType], what: str
     body.fb.finish()
 
 
+def _numbers_as_arrays(x: Any) -> Any:
+    """Python numbers in a carry are carried values too (int32, float32 or bool)."""
+    if isinstance(x, (tuple, list)):
+        return type(x)(_numbers_as_arrays(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _numbers_as_arrays(v) for k, v in x.items()}
+    if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+        from accy.frontend.trace import default_dtype
+
+        return np.asarray(x, dtype=default_dtype(x).numpy if not isinstance(x, np.generic)
+                          else None)
+    return x
+
+
 def _inits(tr: Trace, init: Any, what: str) -> tuple[Any, list[Value]]:
     leaves: list[Any] = []
-    tree = flatten(init, leaves, f"{what} init_val")
+    tree = flatten(_numbers_as_arrays(init), leaves, f"{what} init_val")
     return tree, [value_of(tr, x) for x in leaves]
 
 

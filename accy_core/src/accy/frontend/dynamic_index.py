@@ -22,6 +22,7 @@ from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, TensorType, Value
 
+
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if isinstance(x, Tracer) else np.shape(x)
 

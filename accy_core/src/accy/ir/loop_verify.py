@@ -39,8 +39,8 @@ def _check_sig(op: Operation, where: str, fn: Function, params: list[TensorType]
             f"loop carries {_types(results)}", op=op.name, position=where)
 
 
-def _verify_loop(module: Module, fn: Function, op: Operation, funcs: dict[str, Function]) -> None:
-    where = f"@{fn.name}" + (f" (at {op.location})" if op.location else "")
+def _verify_loop(fn: Function, i: int, op: Operation, funcs: dict[str, Function]) -> None:
+    where = f"@{fn.name}:#{i}" + (f" (at {op.location})" if op.location else "")
     for name in loop_body_names(op):
         if name not in funcs:
             raise VerifyError(f"'{op.name}' op in {where}: no function @{name} in the module",
@@ -65,9 +65,9 @@ def verify_loops(module: Module) -> None:
     funcs = {f.name: f for f in module.functions}
     calls: dict[str, set[str]] = {}
     for fn in module.functions:
-        for op in fn.walk():
+        for i, op in enumerate(fn.body.ops):  # loops are never inside dispatch regions
             if op.name in LOOP_OPS:
-                _verify_loop(module, fn, op, funcs)
+                _verify_loop(fn, i, op, funcs)
                 calls.setdefault(fn.name, set()).update(loop_body_names(op))
     state: dict[str, int] = {}
     for start in calls:

@@ -151,7 +151,7 @@ def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operat
 #: Longest chain of ops fused into one kernel expression; a longer chain (a Python loop
 #: unrolled at trace time) is cut by writing the value at the limit to memory, so kernel
 #: outlining never recurses deeper than this and kernels stay a reasonable size.
-MAX_FUSED_DEPTH = 48
+MAX_FUSED_DEPTH = 32
 
 
 def _cut_deep_chains(fn: Function, mat: set[Value]) -> set[Value]:
@@ -166,7 +166,7 @@ def _cut_deep_chains(fn: Function, mat: set[Value]) -> set[Value]:
         for r in op.results:
             if d > MAX_FUSED_DEPTH and (r not in mat or _is_cheap(op)):
                 cut.add(r)
-            depth[r] = 0 if r in mat and (r in cut or not _is_cheap(op)) else d
+            depth[r] = 0 if r in cut or (r in mat and not _is_cheap(op)) else d
     mat |= cut
     return cut
 
