@@ -57,7 +57,9 @@ def _body_trace(parent: Trace, kind: str, params: Sequence[TensorType]) -> Trace
     count = root.__dict__.get("_bodies", 0)
     root.__dict__["_bodies"] = count + 1
     name = f"{root.name}_{kind}{count}"
-    return Trace(FunctionBuilder(_Collect(root), name, list(params), None), name, parent)  # type: ignore[arg-type]
+    fb = FunctionBuilder(_Collect(root), name, list(params), None)  # type: ignore[arg-type]
+    fb.function.attrs["private"] = True  # only its loop calls it: prepared in place
+    return Trace(fb, name, parent)
 
 
 def _static_int(x: Any, what: str, fix: str) -> int:

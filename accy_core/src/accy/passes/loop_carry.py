@@ -1,6 +1,8 @@
 """Prepare loop bodies for the launch graph (dispatch stage, before fusion).
 
-The runtime repeats a body's launches and hands each iteration's results to the next one
+Each loop gets its own copy of its body function (``@body.iter``, attribute
+``loop_iteration``), so the body stays callable as written. The runtime repeats a body's
+launches and hands each iteration's results to the next one
 as its parameters (double-buffered), so:
 
 - a ``loop.for`` body computes its next induction variable itself: ``iv + step`` becomes a
@@ -18,6 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from accy.ir import Module, Operation
+from accy.ir.clone import clone_block_into
 from accy.ir.core import Function
 from accy.ir.loop_verify import IV_TYPE
 from accy.ir.ops.loop import LOOP_OPS
@@ -48,18 +51,39 @@ def _carry_iv(fn: Function, step: int) -> None:
     fn.attrs["iv_carried"] = True
 
 
+def _copy(module: Module, fn: Function) -> Function:
+    """A copy of ``fn`` named ``<name>.iter`` (the original stays callable as it was)."""
+    out = Function(f"{fn.name}.iter", fn.param_types, fn.result_types, fn.attrs)
+    mapping = dict(zip(fn.params, out.params, strict=True))
+    clone_block_into(fn.body, out.body, mapping)
+    module.functions.append(out)
+    return out
+
+
 def prepare_loops(module: Module) -> int:
-    """Rewrite every loop body of ``module`` once (see the module docstring)."""
-    done: set[str] = set()
+    """Point every loop of ``module`` at a prepared copy of its body (see the module
+    docstring); a body already prepared (``iv_carried``, or a ``.iter`` copy) is kept, and
+    a ``private`` body (traced by the frontend for one loop) is prepared in place."""
+    done: dict[tuple[str, str], str] = {}
     for fn in list(module.functions):
-        for op in fn.walk():
-            if op.name not in LOOP_OPS or op.attrs["body"] in done:
+        for op in fn.body.ops:
+            if op.name not in LOOP_OPS:
                 continue
-            body = module.function(op.attrs["body"])
-            done.add(body.name)
-            if op.name == "loop.for" and not body.attrs.get("iv_carried"):
-                _carry_iv(body, op.attrs.get("step", 1))
-            _copy_returns(body)
+            key = (op.name, op.attrs["body"], op.attrs.get("step", 1))
+            if key not in done:
+                body = module.function(op.attrs["body"])
+                if body.attrs.get("iv_carried") or body.attrs.get("loop_iteration"):
+                    done[key] = body.name
+                else:
+                    private = body.attrs.get("private") and sum(
+                        1 for k in done if k[1] == body.name) == 0
+                    copy = body if private else _copy(module, body)
+                    copy.attrs["loop_iteration"] = True
+                    if op.name == "loop.for":
+                        _carry_iv(copy, op.attrs.get("step", 1))
+                    _copy_returns(copy)
+                    done[key] = copy.name
+            op.attrs["body"] = done[key]
     return len(done)
 
 
