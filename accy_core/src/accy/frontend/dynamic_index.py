@@ -67,6 +67,20 @@ def _offset(tr: Trace, ix: Any, extent: int, normalize: bool = True) -> Value:
     return value_of(tr, np.int32(int(ix)), DType.I32)
 
 
+def _expand(index: Any, rank: int) -> list[Any]:
+    """Index items with ``...`` and missing trailing axes as full slices."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if used > rank:
+        raise VerifyError(f"too many indices at {user_location()}: {used} for an array of "
+                          f"rank {rank}; index at most {rank} axes")
+    fill = [slice(None)] * (rank - used)
+    dots = [k for k, i in enumerate(items) if i is Ellipsis]
+    if dots:
+        return items[:dots[0]] + fill + items[dots[0] + 1:]
+    return items + fill
+
+
 def _through(v: Value) -> Value:
     op = v.defining_op
     while op is not None and op.name in ("tensor.broadcast_to", "arith.cast", "tensor.reshape"):
@@ -102,8 +116,6 @@ def _plan(tr: Trace, x: Tracer, index: Any) -> tuple[list[Value], list[int], lis
                                                       list[Any]]:
     """Offsets and sizes per axis, then the result's axes: an extent, or None for an added
     axis (``None`` in the index); and the per-axis slice to apply to the window after."""
-    from accy.frontend.indexing import _expand
-
     items = _expand(index, x.ndim)
     offs: list[Value] = []
     sizes: list[int] = []
@@ -165,9 +177,9 @@ def dynamic_getitem(x: Tracer, index: Any) -> Tracer:
     fb = tr.fb
     w = fb.emit("tensor.dynamic_slice", [x.value, *offs], {"sizes": tuple(sizes)})[0]
     if any(isinstance(p, slice) and p != slice(None) for p in post):
-        from accy.frontend.indexing import getitem
-
-        w = getitem(wrap(tr, w), tuple(slice(None) if p == 0 else p for p in post)).value
+        raise UnsupportedError(
+            f"a strided slice together with a traced index at {user_location()}; index "
+            "with the traced value first, then slice: x[i][::2]", feature="indexing: strided")
     shape = tuple(1 if d is None else d for d in dims)
     return wrap(tr, w if w.type.shape == shape else fb.reshape(w, shape))
 
@@ -175,8 +187,6 @@ def dynamic_getitem(x: Tracer, index: Any) -> Tracer:
 def at_update(x: Tracer, index: Any, values: Any, how: str) -> Tracer:
     """``x.at[index].<how>(values)`` for integer/slice/traced-scalar ``index``: ``how`` is
     ``set``, ``add``, ``multiply``, ``min`` or ``max`` (``tensor.dynamic_update_slice``)."""
-    from accy import numpy as anp
-
     tr = trace_of(x, values)
     assert tr is not None
     offs, sizes, dims, post = _plan(tr, x, index)
@@ -185,19 +195,17 @@ def at_update(x: Tracer, index: Any, values: Any, how: str) -> Tracer:
                                f"{user_location()}", feature="at: strided")
     fb = tr.fb
     window = tuple(d for d in dims if d is not None)
-    vals: Any = values
-    if how != "set":
-        cur = wrap(tr, fb.reshape(fb.emit("tensor.dynamic_slice", [x.value, *offs],
-                                          {"sizes": tuple(sizes)})[0], window))
-        vals = {"add": anp.add, "multiply": anp.multiply, "min": anp.minimum,
-                "max": anp.maximum}[how](cur, values)
-    v = value_of(tr, vals, x.accy_dtype)
+    v = value_of(tr, values, x.accy_dtype)
     try:
         v = fb.broadcast_to(v, window)
     except VerifyError:
         raise VerifyError(f"x.at[...].{how}: values of shape {list(v.type.shape)} do not "
                           f"broadcast to the indexed shape {list(window)} at "
                           f"{user_location()}") from None
+    if how != "set":
+        cur = fb.reshape(fb.emit("tensor.dynamic_slice", [x.value, *offs],
+                                 {"sizes": tuple(sizes)})[0], window)
+        v = {"add": fb.add, "multiply": fb.mul, "min": fb.min, "max": fb.max}[how](cur, v)
     v = fb.reshape(v, tuple(sizes))
     return wrap(tr, fb.emit("tensor.dynamic_update_slice", [x.value, v, *offs])[0])
 

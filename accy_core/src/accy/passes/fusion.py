@@ -151,7 +151,7 @@ def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operat
 #: Longest chain of ops fused into one kernel expression; a longer chain (a Python loop
 #: unrolled at trace time) is cut by writing the value at the limit to memory, so kernel
 #: outlining never recurses deeper than this and kernels stay a reasonable size.
-MAX_FUSED_DEPTH = 32
+MAX_FUSED_DEPTH = 128
 
 
 def _cut_deep_chains(fn: Function, mat: set[Value]) -> set[Value]:
