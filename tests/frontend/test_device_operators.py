@@ -62,6 +62,16 @@ def test_matmul_transpose_and_reductions(backend):
     assert float(d.sum()) == 15.0
 
 
+def test_reduction_methods_take_numpy_options():
+    """``d.var(ddof=1)`` and ``d.sum(dtype=...)`` were TypeErrors on device arrays."""
+    h = np.arange(6, dtype=np.float32).reshape(2, 3)
+    d = accy.asarray(h, backend="cpu")
+    np.testing.assert_allclose(d.var(ddof=1).numpy(), h.var(ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(d.std(axis=0, ddof=1).numpy(), h.std(axis=0, ddof=1), rtol=1e-5)
+    _check(d.sum(dtype=np.float64), h.sum(dtype=np.float64))
+    _check(d.sum(axis=1), h.sum(axis=1))
+
+
 def test_indexing(backend):
     h = np.arange(12, dtype=np.float32).reshape(3, 4)
     d = accy.asarray(h, backend=backend)

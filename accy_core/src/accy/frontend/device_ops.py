@@ -110,11 +110,14 @@ def _anp(name: str) -> Callable[..., Any]:
 
 
 def _reduction(name: str):
-    def method(self: DeviceArray, axis: Any = None, keepdims: bool = False) -> Any:
+    def method(self: DeviceArray, axis: Any = None, keepdims: bool = False, **options: Any
+               ) -> Any:
+        # options: numpy's ddof (var/std) and dtype (sum/mean), static like axis
         axis = tuple(axis) if isinstance(axis, list) else axis
         fn = _jitted(name, self.backend_name,
-                     lambda a, ax, kd: _anp(name)(a, axis=ax, keepdims=kd), static=(1, 2))
-        return fn(self, axis, bool(keepdims))
+                     lambda a, ax, kd, op: _anp(name)(a, axis=ax, keepdims=kd, **dict(op)),
+                     static=(1, 2, 3))
+        return fn(self, axis, bool(keepdims), tuple(sorted(options.items())))
 
     method.__name__ = name
     method.__doc__ = (f"``accy.numpy.{name}(self, axis, keepdims)`` on the device "
