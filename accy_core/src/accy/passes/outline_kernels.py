@@ -25,6 +25,7 @@ whose kernel stays under it are kept (:mod:`accy.passes.loop_budget`; source
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -185,6 +186,16 @@ class _Emitter:
     def yielded(self) -> Value:
         return self.block.ops[-1].operands[0]
 
+
+
+def _kernel_name(fn_name: str, k: int, kind: str, taken: dict) -> str:
+    """``{function}_k{k}_{kind}`` as a C/PTX/SPIR-V identifier (loop bodies are named
+    ``body.iter``; ptxas rejects the dot), made unique among ``taken``."""
+    base = re.sub(r"[^A-Za-z0-9_]", "_", f"{fn_name}_k{k}_{kind}")
+    name, n = base, 1
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    return name
 
 def _emit_map(em: _Emitter, out: Value, cand: LaunchCandidate) -> tuple[list[Stmt], int, int]:
     n = out.type.num_elements
@@ -412,7 +423,7 @@ class OutlineKernelsPass(Pass):
                     kernels.update(lib_kernels)
                     op.attrs["launches"] = launches
                     continue
-                name = f"{fn.name}_k{k}_{op.attrs.get('kind', 'map')}"
+                name = _kernel_name(fn.name, k, op.attrs.get("kind", "map"), kernels)
                 k += 1
                 kernel, groups = outline_region(op, name)
                 cands = candidates_for(op, ctx.target_profile)
