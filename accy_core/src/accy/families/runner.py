@@ -27,7 +27,10 @@ __all__ = ["MAX_WORK_ITEMS", "Plan", "Slot", "backend_object", "check_launch", "
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
           "u32": np.uint32, "bool": np.bool_}
-_LOADED: dict[tuple[str, str], object] = {}
+# Loaded kernels per live backend object (not per backend name: a second instance of a
+# backend has its own context/device, and a kernel loaded in another one is invalid there —
+# OpenCL raised INVALID_CONTEXT once a test opened a fresh backend).
+_LOADED: dict[int, tuple[Any, dict[str, object]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -223,13 +226,17 @@ def _check_bindings(plan: str, kernel: Any, slots: list[Slot], scalars: Any) -> 
 def _load(backend: Any, kernel: Any) -> object:
     from accy.runtime.compiler import compile_kernel
 
-    key = (backend.name, kernel.fingerprint())
+    fp = kernel.fingerprint()
     with _LOCK:
-        hit = _LOADED.get(key)
+        entry = _LOADED.get(id(backend))
+        hit = entry[1].get(fp) if entry is not None and entry[0] is backend else None
     if hit is not None:
         return hit
     art = compile_kernel(backend, kernel)
     obj = backend.load(art)
     with _LOCK:
-        _LOADED[key] = obj
+        entry = _LOADED.get(id(backend))
+        if entry is None or entry[0] is not backend:  # the entry holds the backend: no id reuse
+            entry = _LOADED[id(backend)] = (backend, {})
+        entry[1][fp] = obj
     return obj
