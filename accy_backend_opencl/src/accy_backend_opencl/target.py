@@ -227,15 +227,4 @@ class OpenCLTarget(BaseTarget):
                               pipeline="light")
 
 
-def _walk(stmts: tuple[ir.Stmt, ...]):  # noqa: ANN202 - generator of IR nodes
-    """Yield every statement and expression node under ``stmts``."""
-    stack: list[object] = list(stmts)
-    while stack:
-        node = stack.pop()
-        yield node
-        for name in getattr(node, "__slots__", ()):
-            value = getattr(node, name)
-            if isinstance(value, tuple):
-                stack.extend(v for v in value if not isinstance(v, str | int | float))
-            elif hasattr(value, "__slots__") and not isinstance(value, str):
-                stack.append(value)
+_walk = ir.walk_nodes  # every statement and expression node under a body

@@ -33,6 +33,7 @@ import numpy as np
 from accy.errors import VerifyError
 
 __all__ = [
+    "walk_nodes",
     "ACCESS_MODES",
     "ATOMIC_OPS",
     "BINARY_OPS",
@@ -453,3 +454,17 @@ def cast(x: Expr, dtype: str) -> Expr:
     """Return ``Cast(x, dtype)``, or ``x`` itself when it already has ``dtype``."""
     _check_dtype(dtype)
     return x if x.dtype == dtype else Cast(x, dtype)
+
+
+def walk_nodes(stmts: tuple[Stmt, ...]):  # noqa: ANN201 - generator of IR nodes
+    """Yield every statement and expression node under ``stmts`` (any order)."""
+    stack: list[object] = list(stmts)
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in getattr(node, "__slots__", ()):
+            value = getattr(node, name)
+            if isinstance(value, tuple):
+                stack.extend(v for v in value if not isinstance(v, str | int | float))
+            elif hasattr(value, "__slots__") and not isinstance(value, str):
+                stack.append(value)
