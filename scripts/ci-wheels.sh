@@ -41,11 +41,11 @@ for w in wheels:
     z = zipfile.ZipFile(w)
     meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
     text = z.read(meta).decode()
-    for field in ("License-Expression: Apache-2.0", "Project-URL: Homepage,",
+    for field in ("License-Expression: Apache-2.0",
                   "Description-Content-Type: text/markdown"):
         assert field in text, f"{w.name}: no {field!r} in METADATA"
     assert any(n.endswith("licenses/LICENSE") for n in z.namelist()), f"{w.name}: no LICENSE"
-    print(f"{w.name}: licence, readme and URL present")
+    print(f"{w.name}: licence and readme present")
 EOF
 wheel() { ls "$WORK"/wheels/"$1"-*.whl; }
 
