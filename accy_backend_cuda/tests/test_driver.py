@@ -96,8 +96,26 @@ def test_launch_argument_errors():
         be.launch(loaded, Geometry(1, 64), [y, x], [("i32", 64), ("i32", 2)])
     with pytest.raises(LaunchError, match="workgroup_size 32 differs"):
         be.launch(loaded, Geometry(2, 32), [y, x], [("i32", 64), ("f32", 2.0)])
-    with pytest.raises(LaunchError, match="the same buffer is passed twice"):
+    with pytest.raises(LaunchError, match="written buffer 'y' is also bound"):
         be.launch(loaded, Geometry(1, 64), [y, y], [("i32", 64), ("f32", 2.0)])
+
+
+def test_a_read_only_buffer_may_be_bound_twice():
+    """``f(x, x)``: two read-only parameters on one buffer are fine (frontend ``x @ x``)."""
+    kernel = Kernel(
+        "square", (BufferParam("y", "f32", "write"), BufferParam("a", "f32", "read"),
+                   BufferParam("b", "f32", "read")),
+        (ScalarParam("n", "i32"),), workgroup_size=64,
+        body=(If(binary("lt", GID, Var("n", "i32")),
+                 (Store("y", GID, binary("mul", Load("a", GID, "f32"), Load("b", GID, "f32"))),)),),
+    )
+    be = CudaBackend(FakeDriver())
+    loaded = be.load(be.compile(kernel))
+    y, x = be.allocate(256), be.allocate(256)
+    be.launch(loaded, Geometry(1, 64), [y, x, x], [("i32", 64)])
+    assert be.driver.calls[-1][0] == "launch"
+    with pytest.raises(LaunchError, match="written buffer 'y' is also bound"):
+        be.launch(loaded, Geometry(1, 64), [y, y, x], [("i32", 64)])
 
 
 def test_fault_becomes_launch_error_and_context_is_recreated():
