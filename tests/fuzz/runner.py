@@ -10,22 +10,13 @@ from .oracle import mismatches, reference
 
 __all__ = ["backend_options", "check_program"]
 
-# Failure classes owned by the vulkan-limits work (issue 10), left out of generated programs
-# on Vulkan until they are fixed; each has its own xfail test in test_fuzz_programs.py.
-VULKAN_FLOAT_TO_INT = ("vulkan-limits class 'float->int casts fail to compile on Vulkan' "
-                       "(issue 10)")
-VULKAN_IEEE = ("vulkan-limits class 'IEEE semantics not requested: inf/NaN/-0.0/denormal "
-               "inputs folded or flushed on Vulkan' (issue 10)")
-
 
 def backend_options(backend: str) -> Options:
-    """What the generator emits for ``backend``: its declared capabilities, minus the
-    owned, not-yet-fixed failure classes (named in ``excluded``)."""
+    """What the generator emits for ``backend``: everything its declared capabilities allow
+    (Vulkan declares no f64 math); no failure class is left out."""
     if backend != "vulkan":
         return Options()
-    return Options(f64_math=False, float_to_int=False, specials=False, denormals=False,
-                   excluded={"float->int cast": VULKAN_FLOAT_TO_INT,
-                             "inf/NaN/-0.0/denormal inputs": VULKAN_IEEE})
+    return Options(f64_math=False)
 
 
 def check_program(program: Program, backend: str) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from .gen import programs
 from .profile import fuzz_settings
-from .runner import VULKAN_FLOAT_TO_INT, VULKAN_IEEE, backend_options, check_program
+from .runner import backend_options, check_program
 
 pytestmark = pytest.mark.fuzz
 
@@ -52,12 +52,24 @@ def _cast_program(dtype: str):
     return b.finish()
 
 
+def test_no_class_is_left_out_of_the_fuzzer(backend: str) -> None:
+    """Float -> int casts and IEEE special values (once left out on Vulkan) are generated on
+    every backend: nothing but a declared capability narrows the generator."""
+    from .gen import Options, _specials
+
+    opts = backend_options(backend)
+    assert opts == (Options(f64_math=False) if backend == "vulkan" else Options())
+    f32 = _specials("f32")
+    assert np.isnan(f32).any() and np.isinf(f32).any() and -0.0 in f32
+    assert any(0 < abs(v) < np.finfo(np.float32).tiny for v in f32)
+
+
 @pytest.mark.vulkan
-@pytest.mark.xfail(reason=VULKAN_FLOAT_TO_INT, strict=False)
-def test_vulkan_float_to_int_cast_left_out_of_the_fuzzer(backend: str) -> None:
-    """The class the Vulkan fuzz run leaves out: remove the exclusion once this passes."""
+def test_vulkan_float_to_int_cast(backend: str) -> None:
+    """Regression (issue 10): float -> int casts failed to compile on Vulkan, so the Vulkan
+    fuzz run left them out."""
     if backend != "vulkan":
-        pytest.skip("Vulkan-only exclusion")
+        pytest.skip("Vulkan-only regression")
     import accy
 
     x = np.array([0.0, 1.5, -2.5, 7.9, -0.0, 3.0], dtype=np.float32)
@@ -66,11 +78,11 @@ def test_vulkan_float_to_int_cast_left_out_of_the_fuzzer(backend: str) -> None:
 
 
 @pytest.mark.vulkan
-@pytest.mark.xfail(reason=VULKAN_IEEE, strict=False)
-def test_vulkan_ieee_specials_left_out_of_the_fuzzer(backend: str) -> None:
-    """inf/NaN survive x - x on Vulkan: remove the exclusion once this passes."""
+def test_vulkan_ieee_specials(backend: str) -> None:
+    """Regression (issue 10): inf/NaN survive x - x and x * 0 on Vulkan (the driver folded
+    them without float-controls modes, so the Vulkan fuzz run left special values out)."""
     if backend != "vulkan":
-        pytest.skip("Vulkan-only exclusion")
+        pytest.skip("Vulkan-only regression")
     import accy
     from accy.ir import Builder
 

@@ -130,9 +130,6 @@ def test_every_op_on_empty_inputs(backend: str, name: str, params, body) -> None
     if name in _NUMPY:  # the reference itself agrees with numpy's answer
         for w, n in zip(want, _NUMPY[name](*xs), strict=True):
             np.testing.assert_array_equal(w, n)
-    if backend == "vulkan" and name == "cast-float-to-int":
-        pytest.xfail("vulkan-limits class 'float->int casts fail to compile on Vulkan' "
-                     "(issue 10)")
     got = _compile(module, backend)(*xs)
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
