@@ -181,25 +181,57 @@ def test_errors_name_the_line() -> None:
         accy.jit(counted)(A)
 
 
-def test_augmented_traced_mask_names_the_working_form() -> None:
-    """``x[mask] *= 2`` reads ``x[mask]`` first (data-dependent shape): the refusal points
-    at ``x[...] = x.at[mask].multiply(2)``, which docs/frontend.md also gives, and that works."""
-    def augmented(x):
-        x[x > 0] *= 2
-        return x
+def test_augmented_traced_mask(backend: str) -> None:
+    """``x[m] += v`` and ``x[m] = x[m] * 2 + 1`` under a traced mask equal numpy; the
+    older ``x[...] = x.at[mask].multiply(2)`` form still works."""
+    row = np.linspace(-1, 1, 5).astype(np.float32)
 
-    with pytest.raises(accy.errors.UnsupportedError, match=r"x\[\.\.\.\] = x\.at\[mask\]"):
-        accy.jit(augmented)(A.copy())
-
-    def rewritten(x):
-        x[...] = x.at[x > 0].multiply(2)
+    def f(x, r):
+        k = x > 0
+        x[k] *= 2
+        x[x[:, 0] < 0] -= r
+        m = x < -0.5
+        x[m] = x[m] * 3 + 1
+        if isinstance(x, np.ndarray):
+            x[x > 1] += 0.5
+        else:
+            x[...] = x.at[x > 1].add(0.5)
         return x.sum()
 
-    a = A.copy()
-    total = accy.jit(rewritten)(a)
-    want = np.where(A > 0, A * 2, A)
+    a, want = A.copy(), A.copy()
+    f(want, row)
+    total = accy.jit(f, backend=backend)(a, row)
     assert_close(a, want)
     np.testing.assert_allclose(total, want.sum(), rtol=1e-5)
+
+
+def test_traced_mask_reads_other_than_write_back_are_refused() -> None:
+    def two_masks(x):
+        x[x > 0] = x[x > 0] * 2
+        return x
+
+    with pytest.raises(accy.errors.UnsupportedError, match="compute the mask once"):
+        accy.jit(two_masks)(A.copy())
+
+    def reduced(x):
+        return anp.sum(x[x > 0])
+
+    with pytest.raises(accy.errors.UnsupportedError, match="anp.where"):
+        accy.jit(reduced)(A)
+
+    def method(x):
+        return x[x > 0].sum()
+
+    with pytest.raises(accy.errors.UnsupportedError, match=r"test_setitem.py:\d+"):
+        accy.jit(method)(A)
+
+    def int_into_float(x):
+        y = x.astype(anp.int32)
+        y[x > 0] += 0.5
+        return y
+
+    with pytest.raises(accy.errors.UnsupportedError, match="numpy refuses"):
+        accy.jit(int_into_float)(A)
 
 
 # ---------------------------------------------------------------- hypothesis
@@ -266,3 +298,45 @@ def test_random_assignments_vulkan(case) -> None:
     if desc is None or not desc.probe().available:
         pytest.skip("vulkan backend unavailable")
     _check(case, "vulkan")
+
+
+# ---------------------------------------------------------------- augmented, hypothesis
+@st.composite
+def _augmented(draw):
+    n, d = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    kind = draw(st.sampled_from(["mask", "host_ints", "traced_ints"]))
+    if kind == "mask":
+        index = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    else:
+        index = np.array(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=5)))
+    op = draw(st.sampled_from(["+=", "-=", "*=", "= 2 *"]))
+    vkind = draw(st.sampled_from(["scalar", "row"]))
+    return (n, d), kind, index, op, vkind
+
+
+_AUG = {"+=": lambda y, i, v: y.__setitem__(i, y[i].__iadd__(v)),
+        "-=": lambda y, i, v: y.__setitem__(i, y[i].__isub__(v)),
+        "*=": lambda y, i, v: y.__setitem__(i, y[i].__imul__(v)),
+        "= 2 *": lambda y, i, v: y.__setitem__(i, 2 * y[i] + v)}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_augmented())
+def test_random_augmented_assignments_cpu(case) -> None:
+    """``x[i] op= v`` through a traced mask or an integer array (host or traced, repeated
+    indices: numpy's last write wins) equals numpy."""
+    shape, kind, index, op, vkind = case
+    x = (np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 3) / 2
+    v = np.float32(1.5) if vkind == "scalar" else np.linspace(-1, 1, shape[1]).astype(
+        np.float32)
+    want = x.copy()
+    _AUG[op](want, index, v)
+
+    def f(a, vals, ix):
+        y = a + 0
+        k = (ix > 0.5) if kind == "mask" else ix if kind == "traced_ints" else index
+        _AUG[op](y, k, vals)
+        return y
+
+    ix = index.astype(np.float32) if kind == "mask" else index
+    assert_close(accy.jit(f, backend="cpu")(x, np.asarray(v), ix), want)

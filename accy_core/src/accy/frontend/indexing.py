@@ -13,7 +13,9 @@ Supported inside a trace:
 Contiguous slices are ``tensor.slice``; stepped and negative-step slices gather. Writes
 (``x[idx] = v``, ``x.at[idx].set(v)``) live in :mod:`accy.frontend.setitem`.
 
-Not supported: traced boolean masks (data-dependent shape: use ``anp.where``) and several
+A traced boolean mask gives a pending :class:`~accy.frontend.masked_read.MaskedRead`
+(data-dependent shape): elementwise arithmetic on it written back under the same mask
+(``x[m] += v``) works, anything else is refused (use ``anp.where``). Not supported: several
 array indices at once.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError, install_hint
+from accy.frontend.masked_read import MaskedRead, masked_read, masked_refusal
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -52,9 +55,7 @@ def _needs_op(tr: Trace, name: str) -> Any:
 def _is_int_array(ix: Any) -> bool:
     if isinstance(ix, (Tracer, list, np.ndarray)):
         if (ix.dtype if isinstance(ix, Tracer) else np.asarray(ix).dtype) == np.bool_:
-            raise _unsupported("a boolean mask", "the result shape would depend on data; "
-                               "use anp.where(mask, x, 0) instead (for x[mask] += v, which "
-                               "reads x[mask] first: x[...] = x.at[mask].add(v))")
+            raise masked_refusal()
         return True
     return False
 
@@ -228,18 +229,24 @@ def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
     return v
 
 
-def getitem(x: Tracer, index: Any) -> Tracer:
+def getitem(x: Tracer, index: Any) -> Tracer | MaskedRead:
     """``x[index]`` for a traced ``x`` (see the module docstring for what is supported).
 
     Basic indexing (ints, slices, None, ``...``) gives a view (:mod:`accy.frontend.views`):
     it follows later writes to ``x`` and writes into it reach ``x``.
 
     Raises:
-        UnsupportedError: traced boolean masks, several array indices, a missing gather op.
+        UnsupportedError: several array indices, a missing gather op.
         VerifyError: an index out of range or too many indices (names the user's line).
     """
     tr = trace_of(x, *(index if isinstance(index, tuple) else (index,)))
     assert tr is not None  # x is a Tracer
+    if isinstance(index, Tracer) and index.accy_dtype == DType.BOOL:
+        if tuple(index.shape) != x.shape[:index.ndim]:
+            raise VerifyError(f"boolean index at {user_location()}: mask shape "
+                              f"{list(index.shape)} does not match the indexed axes "
+                              f"{list(x.shape[:index.ndim])}")
+        return masked_read(x, index)  # pending: only x[mask] op= v can use it
     out = wrap(tr, getitem_value(tr, x, index))
     if not is_basic(index):
         return out

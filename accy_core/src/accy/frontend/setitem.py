@@ -10,7 +10,11 @@ functional update the memory planner may perform in place. What ``idx`` may be:
 - one integer array (host or traced, negative host indices wrap) among basic indices:
   ``tensor.scatter`` along its axis (duplicates: the last write wins);
 - a boolean mask over the leading axes (host or traced) with ``v`` broadcast to the rest:
-  ``arith.select``; a host mask also takes one value per selected element.
+  ``arith.select``; a host mask also takes one value per selected element;
+- ``x[m] += v`` (and ``x[m] = x[m] * 2 + 1``) under a traced mask: the read is a pending
+  :class:`~accy.frontend.masked_read.MaskedRead` computed over all of ``x``, written back
+  as ``select(m, full, x)``; integer arrays (``x[i] += v``) follow numpy: repeated indices
+  do not accumulate, the last write wins.
 
 Views (:mod:`accy.frontend.views`) stay consistent: a write into a view reaches its base,
 and a view read after its base was written is re-derived. A jitted function that writes
@@ -30,6 +34,7 @@ import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
 from accy.frontend.indexing import _expand, _gather, _index_value, getitem_value, host_mask
+from accy.frontend.masked_read import MaskedRead, masked_refusal
 from accy.frontend.numpy_api import broadcast_shape, trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -54,6 +59,9 @@ def setitem(x: Tracer, index: Any, values: Any) -> None:
         UnsupportedError: several integer arrays, a traced mask with one value per
             selected element.
     """
+    if isinstance(values, MaskedRead):  # x[m] += v, x[m] = x[m] * 2 (same traced mask)
+        values = _masked_write_back(x, index, values)
+        index = values.mask
     tr = trace_of(x, values, *(index if isinstance(index, tuple) else (index,)))
     assert tr is not None
     new = updated(tr, x, index, values, "set")
@@ -62,8 +70,32 @@ def setitem(x: Tracer, index: Any, values: Any) -> None:
         x._view.store(x)
 
 
+class _FullUpdate:
+    """A :class:`MaskedRead` being written back: ``full`` (``x``'s shape) under ``mask``."""
+
+    def __init__(self, mask: Tracer, full: Tracer) -> None:
+        self.mask, self.full = mask, full
+
+
+def _masked_write_back(x: Tracer, index: Any, values: MaskedRead) -> _FullUpdate:
+    same = isinstance(index, Tracer) and (index is values.mask or index.value is
+                                           values.mask.value)
+    if not same:
+        raise _refuse("writing x[traced_mask] back under another index (two traced masks "
+                      "are two values, even when computed alike)",
+                      "compute the mask once and index with it twice: k = m < 0.3; "
+                      "x[k] = x[k] * 3 + 1")
+    if values.full.shape != x.shape:
+        raise masked_refusal("writing x[traced_mask] into an array of another shape")
+    return _FullUpdate(values.mask, values.full)
+
+
 def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
     """The IR value of ``x`` with ``values`` combined by ``op`` (set/add/mul/min/max)."""
+    if isinstance(values, _FullUpdate):
+        mv = tr.fb.broadcast_to(tr.fb.reshape(values.mask.value, values.mask.shape + (1,) * (
+            x.ndim - values.mask.ndim)), x.shape)
+        return tr.fb.select(mv, value_of(tr, values.full, x.accy_dtype), x.value)
     if isinstance(values, Tracer) and values.accy_dtype != x.accy_dtype:
         values = wrap(tr, tr.fb.cast(values.value, x.accy_dtype))
     from accy.frontend.dynamic_index import at_update, has_traced_scalar
@@ -192,6 +224,7 @@ def _scattered(tr: Trace, x: Tracer, items: list[Any], k: int, values: Any, op: 
     iv = _index_array(tr, items[k], sub.type.shape[axis])
     target = _target_shape(x, items)
     v = _values(tr, x, values, target)
+    v = _natural_layout(tr, v, items, k, axis, iv.type.rank)
     if iv.type.rank == 0:  # a traced scalar index: one row
         iv = fb.reshape(iv, (1,))
         v = fb.reshape(v, sub.type.shape[:axis] + (1,) + sub.type.shape[axis + 1:])
@@ -211,6 +244,22 @@ def _scattered(tr: Trace, x: Tracer, items: list[Any], k: int, values: Any, op: 
     if basic:
         return new_sub
     return _basic_update(tr, x, sub_items, new_sub, "set")
+
+
+def _natural_layout(tr: Trace, v: Value, items: list[Any], k: int, axis: int,
+                    index_rank: int) -> Value:
+    """``v`` (numpy's layout of ``x[items]``) with the index axes at ``axis``.
+
+    numpy treats integers as advanced indices too: when one is separated from the array by
+    a slice (``x[0, :, [0]]``), the index axes go first in ``x[items]``'s shape.
+    """
+    advanced = [j for j, i in enumerate(items) if j == k or not isinstance(i, slice)]
+    if advanced == list(range(advanced[0], advanced[-1] + 1)) or index_rank == 0 or axis == 0:
+        return v
+    rank = v.type.rank
+    perm = list(range(index_rank, index_rank + axis)) + list(range(index_rank)) + list(
+        range(index_rank + axis, rank))
+    return tr.fb.transpose(v, perm)
 
 
 # ---------------------------------------------------------------- boolean masks
