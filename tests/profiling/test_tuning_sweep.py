@@ -74,7 +74,14 @@ def test_tune_cli_program_export_import(tmp_path, capsys):
     assert TuningCache(other).load() == before
 
 
-def test_tune_families_skips_cleanly_or_sweeps(capsys):
+def test_tune_families_prints_a_table_and_writes_records(capsys, tmp_path):
+    records = tmp_path / "families.jsonl"
     assert main(["tune", "--families", "--backend", "cpu", "--samples", "1", "--warmup", "0",
-                 "--no-progress"]) == 0
-    assert capsys.readouterr().out
+                 "--family", "scan", "--size", "4096", "--no-defaults", "--records",
+                 str(records), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "speed-up" in out and "scan" in out and "i64 n=4096" in out
+    rows = [json.loads(line) for line in records.read_text().splitlines()]
+    best = [r for r in rows if r["event"] == "best"]
+    assert len(best) == 4 and all(r["family"] == "scan" and r["artifact"] for r in best)
+    assert {r["event"] for r in rows} <= {"candidate", "rejected", "best"}

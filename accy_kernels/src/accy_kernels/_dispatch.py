@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from accy.errors import CapabilityError
+from accy.errors import CapabilityError, UnsupportedError
 from accy.families import Candidate, backend_object, resolve, variant_runs_on
 
 from accy_kernels._families import FAMILIES
 
-__all__ = ["atomic_feature", "call", "has_atomic_add", "pick_accumulate", "pick_atomic",
-           "require_atomic_add"]
+__all__ = ["atomic_feature", "call", "has_atomic_add", "last_choice", "note_choice",
+           "pick_accumulate", "pick_atomic", "require_atomic_add", "tuned"]
 
 #: the backend feature an atomic add of each dtype needs (i32 atomics are universal)
 ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int64_atomics"}
@@ -18,17 +19,72 @@ ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int
 _BY_NAME = {f.name: f for f in FAMILIES}
 
 
-def call(family: str, variant: str | None, backend: Any, candidate: Candidate | None,
+_LAST = threading.local()
+
+
+def last_choice() -> tuple[str, str, str, str] | None:
+    """What this thread's last family call ran: ``(family.variant, candidate label, variant
+    source, candidate source)``, sources ``explicit``, ``cache`` or ``default``; None before
+    any call. (A diagnostic: tests and ``accy tune`` use it to show a cached winner ran.)"""
+    return getattr(_LAST, "choice", None)
+
+
+def note_choice(family: str, variant: str, candidate: Candidate | None, var_src: str,
+                cand_src: str) -> None:
+    """Record what a call ran (see :func:`last_choice`)."""
+    _LAST.choice = (f"{family}.{variant}", candidate.label() if candidate else "",
+                    var_src, cand_src)
+
+
+def tuned(family: str, be: Any, kwargs: dict[str, Any],
+          allowed: tuple[str, ...] | None = None) -> tuple[Any, Any]:
+    """The cached ``(variant, lookup)`` for one call: the cached variant of ``family`` (or
+    None) and a function ``lookup(variant) -> Candidate | None`` giving the cached candidate
+    of a variant, from the tuning cache for ``be``'s device fingerprint and the call's
+    tuning key (:func:`accy_kernels.tuning_keys.call_key`). ``allowed`` limits the cached
+    variant (spmv: the variants of an explicit format)."""
+    from accy.tuning.families import family_choices
+
+    from accy_kernels.tuning_keys import call_key
+
+    key = call_key(family, kwargs)
+    choices = family_choices(be.capabilities().device_fingerprint) if key else None
+    if not choices:
+        return None, lambda var: None
+    fam = _BY_NAME[family]
+    var = choices.variant(fam, *key)
+    if var is not None and (not variant_runs_on(var, be)[0]
+                            or (allowed is not None and var.name not in allowed)):
+        var = None
+    return var, lambda v: choices.candidate(fam, v, *key)
+
+
+def call(family: str, variant: str | None, backend: Any, candidate: Candidate | None, *,
+         default_variant: str | None = None, allowed: tuple[str, ...] | None = None,
          **kwargs: Any) -> Any:
     """Run ``family.variant`` with ``kwargs`` (already validated) on ``backend``.
+
+    The variant is ``variant`` when given, else the tuning cache's winner for the call's
+    tuning key (limited to ``allowed``), else ``default_variant`` (the caller's heuristic),
+    else the family's first. The candidate is ``candidate`` when given, else the cached
+    winner of that variant, else the variant's default. A cached choice that the backend
+    refuses for this problem (CapabilityError, UnsupportedError) falls back to the default.
 
     Raises:
         InputError: unknown variant. BackendUnavailable: the backend cannot be opened.
         CapabilityError: the backend lacks a feature the variant needs.
     """
     fam = _BY_NAME[family]
-    var = fam.variant(variant)
     be = backend_object(backend)
+    var_src = "explicit" if variant else "default"
+    cand_src = "explicit" if candidate is not None else "default"
+    var, lookup = (None, lambda v: None)
+    if variant is None or candidate is None:
+        var, lookup = tuned(family, be, kwargs, allowed)
+    if variant is None and var is not None:
+        var_src = "cache"
+    else:
+        var = fam.variant(variant or default_variant)
     ok, why = variant_runs_on(var, be)
     if not ok:
         raise CapabilityError(
@@ -36,8 +92,26 @@ def call(family: str, variant: str | None, backend: Any, candidate: Candidate | 
             f"choose another variant: {', '.join(v.name for v in fam.variants)}",
             feature=", ".join(var.requires), backend=be.name)
     if candidate is None:
-        candidate = resolve(var.default)(be, **kwargs) if var.default else var.candidates[0]
+        candidate = lookup(var)
+        if candidate is not None:
+            cand_src = "cache"
+    if "cache" in (var_src, cand_src):
+        try:
+            note_choice(family, var.name, candidate, var_src, cand_src)
+            return resolve(var.run)(be, candidate or _default(var, be, kwargs), **kwargs)
+        except (CapabilityError, UnsupportedError):
+            var = fam.variant(variant or default_variant) if var_src == "cache" else var
+            candidate = None if cand_src == "cache" else candidate
+            var_src, cand_src = ("default" if var_src == "cache" else var_src,
+                                 "default" if cand_src == "cache" else cand_src)
+    if candidate is None:
+        candidate = _default(var, be, kwargs)
+    note_choice(family, var.name, candidate, var_src, cand_src)
     return resolve(var.run)(be, candidate, **kwargs)
+
+
+def _default(var: Any, be: Any, kwargs: dict[str, Any]) -> Candidate:
+    return resolve(var.default)(be, **kwargs) if var.default else var.candidates[0]
 
 
 def atomic_feature(dtype: str) -> str | None:

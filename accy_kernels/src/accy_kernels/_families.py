@@ -173,7 +173,8 @@ FAMILIES = [
     _fam("random", [_opt("shape", "output shape"), _opt("seed", "64-bit stream key"),
                     _opt("offset", "counter offset (blocks)"),
                     _out("out", ("f32", "f64", "i32", "i64", "u32"), "shape")],
-         [Variant(name, f"{P}.random.generators:run_distribution", doc)
+         # candidates: work-group sizes (the values never depend on the launch geometry)
+         [Variant(name, f"{P}.random.generators:run_distribution", doc, WG)
           for name, doc in (
               ("philox4x32", "Philox4x32-10/-7 (Salmon et al., SC'11)"),
               ("threefry2x32", "Threefry2x32-20/-13 (Salmon et al., SC'11)"),
@@ -201,20 +202,10 @@ FAMILIES = [
     for f in FAMILIES
 ]
 
-# Family sweeps (``accy tune --families``, :mod:`accy.tuning.sweep`): the problem each family
-# is timed on, and the shape family the cached choice applies to.
-_TUNING = ("gather", "scan", "scatter_add", "segment_sum", "sort", "argsort", "spmv")
+# Family sweeps (``accy tune --families``, :mod:`accy.tuning.family_sweep`): the problems
+# each family is timed on (every dtype, default and workload sizes, with references).
 FAMILIES = [
     dataclasses.replace(f, metadata={**f.metadata,
-                                     "tuning_problem": f"{P}.tuning_problems:{f.name}",
-                                     "tuning_shape_family": "1m-f32"})
-    if f.name in _TUNING else f
-    for f in FAMILIES
-]
-FAMILIES = [
-    dataclasses.replace(f, metadata={**f.metadata,
-                                     "tuning_problem": f"{P}.tuning_problems:matmul",
-                                     "tuning_shape_family": "512x512x512-f32"})
-    if f.name == "matmul" else f
+                                     "tuning_problems": f"{P}.tuning_problems:problems"})
     for f in FAMILIES
 ]

@@ -162,8 +162,9 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
     idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise")
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
     _check_size(max(dst.size, vals.size), "scatter_add")
-    variant = _atomic_variant("scatter_add", variant, dtype, backend, dst.size, vals.size)
-    return call("scatter_add", variant, backend, candidate, dst=dst, indices=indices,
+    heuristic = _atomic_variant("scatter_add", variant, dtype, backend, dst.size, vals.size)
+    return call("scatter_add", variant, backend, candidate, default_variant=heuristic,
+                dst=dst, indices=indices,
                 values=vals, axis=axis, dtype=dtype, index_dtype=idt)
 
 
@@ -210,9 +211,11 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
             f"segment_sum: segment id {int(ids[pos])} at position {pos} is negative; ids must "
             f"be in [0, {num_segments})", pos, int(ids[pos]), num_segments)
     _check_size(values.size, "segment_sum")
-    variant = _atomic_variant("segment_sum", variant, dtype, backend,
-                              num_segments * (values.size // max(1, len(values))), values.size)
-    return call("segment_sum", variant, backend, candidate, values=values, segment_ids=ids,
+    heuristic = _atomic_variant("segment_sum", variant, dtype, backend,
+                                num_segments * (values.size // max(1, len(values))),
+                                values.size)
+    return call("segment_sum", variant, backend, candidate, default_variant=heuristic,
+                values=values, segment_ids=ids,
                 num_segments=num_segments, dtype=dtype, index_dtype=idt)
 
 

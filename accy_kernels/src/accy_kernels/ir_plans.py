@@ -41,6 +41,7 @@ from accy_kernels.sort_radix import (
     key_storage,
     scatter_kernel,
 )
+from accy_kernels.tuning_keys import bucket, sort_class
 
 __all__ = ["argsort", "gather", "random", "scatter", "scatter_add", "segment_sum", "sort"]
 
@@ -64,9 +65,12 @@ def gather(plan, backend, call) -> None:
     total = call.out_type.num_elements
     if total == 0:
         return _empty(plan, call)
+    cand = _tuned(backend, "gather", "direct", f"{st.dtype.value}+{it.dtype.value}",
+                  f"n{bucket(total)}")
+    wg = cand.workgroup_size if cand is not None else WG
     k = gather_kernel(st.dtype.value, it.dtype.value, call.attrs["mode"],
-                      outer == 1 and inner == 1, WG)
-    plan.launch(k, groups_for(total, WG), [call.output, src, idx],
+                      outer == 1 and inner == 1, wg)
+    plan.launch(k, groups_for(total, wg), [call.output, src, idx],
                 [("i32", total), ("i32", it.num_elements), ("i32", inner), ("i32", n)])
 
 
@@ -172,12 +176,20 @@ def random(plan, backend, call) -> None:
         (dtype, float(a["low"])), (dtype, float(a["high"]) - float(a["low"]))])
 
 
+def _tuned(backend, family: str, variant: str, dtypes: str, shape_class: str):
+    """The tuning cache's candidate for a library call (None: the default)."""
+    look = getattr(backend, "family_candidate", None)
+    return look(family, variant, dtypes, shape_class) if look is not None else None
+
+
 def _radix(plan, backend, keys: Slot, dtype: str, descending: bool, n: int, passes: int,
-           vals: Slot | str | None, keys_out: Slot | None, vals_out: Slot | None) -> None:
+           vals: Slot | str | None, keys_out: Slot | None, vals_out: Slot | None,
+           candidate: Candidate | None = None) -> None:
     """LSD radix passes as ``sort_radix.run``; ``vals``: a carried i32 slot, ``"iota"`` or
-    None; results in ``keys_out`` (key storage) and ``vals_out`` (i32)."""
+    None; results in ``keys_out`` (key storage) and ``vals_out`` (i32); ``candidate``
+    (``sort.radix``'s) sets the tile length (default: ``Candidate(64)``, about 256 tiles)."""
     st = key_storage(dtype)
-    chunk = choose_chunk(n, Candidate(64), backend)
+    chunk = choose_chunk(n, candidate or Candidate(64), backend)
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     counts, hist = plan.temp("i32", tiles * RADIX), plan.temp("i32", tiles * RADIX)
@@ -242,15 +254,16 @@ def _sort(plan, backend, call, argsort: bool) -> None:
     keys = Slot(x.index, st, total)
     out = Slot(call.output.index, "i32" if argsort else st, total)
     desc = bool(call.attrs["descending"])
+    cand = _tuned(backend, "argsort" if argsort else "sort", "radix", dtype, sort_class(total))
     if rows == 1:
         if argsort:
-            _radix(plan, backend, keys, dtype, desc, n, passes, "iota", None, out)
+            _radix(plan, backend, keys, dtype, desc, n, passes, "iota", None, out, cand)
         else:
-            _radix(plan, backend, keys, dtype, desc, n, passes, None, out, None)
+            _radix(plan, backend, keys, dtype, desc, n, passes, None, out, None, cand)
         return
     perm1, perm2 = plan.temp("i32", total), plan.temp("i32", total)
     row_key = plan.temp("u32", total)
-    _radix(plan, backend, keys, dtype, desc, total, passes, "iota", None, perm1)
+    _radix(plan, backend, keys, dtype, desc, total, passes, "iota", None, perm1, cand)
     plan.launch(_row_key_kernel(), groups_for(total, WG), [row_key, perm1],
                 [("i32", total), ("i32", n)])
     row_passes = max(1, ceil_div((rows - 1).bit_length(), RADIX_BITS))

@@ -127,4 +127,32 @@ def matmul(a: Any, b: Any, *, backend: Any = "cpu", variant: str | None = None,
     """
     a = as_array(a, "matmul a")
     b = as_array(b, "matmul b")
+    if variant is None or candidate is None:
+        return _run_tuned(backend, candidate, a, b, variant)
     return run(backend, candidate, a, b, variant)
+
+
+def _run_tuned(backend: Any, candidate: Candidate | None, a: np.ndarray, b: np.ndarray,
+               variant: str | None) -> np.ndarray:
+    """``run`` with the tuning cache's variant and candidate for the call's key where the
+    caller left them unset (the heuristic otherwise, and when the cached one refuses)."""
+    from accy_kernels._dispatch import _BY_NAME, note_choice, tuned
+
+    problem_of(a, b)  # shape and dtype errors first
+    be = backend_object(backend)
+    var, lookup = tuned("matmul", be, {"a": a, "b": b})
+    fam = _BY_NAME["matmul"]
+    name = variant or (var.name if var is not None else None)
+    cand = candidate
+    if cand is None and name is not None:
+        cand = lookup(fam.variant(name))
+    if (name, cand) != (variant, candidate):
+        try:
+            note_choice("matmul", name or "auto", cand, "explicit" if variant else "cache",
+                        "explicit" if candidate else ("cache" if cand else "default"))
+            return run(be, cand, a, b, name)
+        except UnsupportedError:
+            pass
+    note_choice("matmul", variant or "auto", candidate, "explicit" if variant else "default",
+                "explicit" if candidate else "default")
+    return run(be, candidate, a, b, variant)

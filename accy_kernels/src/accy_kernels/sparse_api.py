@@ -19,6 +19,7 @@ __all__ = ["csr_arrays", "longest_row", "read_matrix", "spmm", "spmv"]
 FORMATS = {"csr": "csr_scalar", "coo": "coo", "ell": "ell", "sell": "sell"}
 #: the keyword options each format takes (anything else used to be ignored silently)
 _OPTIONS = {"csr": (), "coo": (), "ell": ("width",), "sell": ("C", "sigma")}
+_VARIANTS = ("csr_scalar", "csr_vector", "coo", "coo_rows", "ell", "sell")
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -94,7 +95,7 @@ def longest_row(indptr: np.ndarray) -> int:
     return int(np.diff(indptr).max()) if indptr.size > 1 else 0
 
 
-def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
+def spmv(A: Any, x: Any, format: str | None = None, *, backend: Any = "cpu",
          variant: str | None = None, candidate: Candidate | None = None,
          **options: Any) -> np.ndarray:
     """Return ``y = A @ x`` for a sparse ``A`` in a chosen device format.
@@ -108,7 +109,9 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
             deterministic; the default is ``coo`` where the backend has atomic add on the
             dtype, else ``coo_rows``),
             ``"ell"`` (option ``width``: rows longer spill into a COO tail), ``"sell"``
-            (options ``C`` rows per slice, ``sigma`` sorting window in rows).
+            (options ``C`` rows per slice, ``sigma`` sorting window in rows). None (the
+            default): the tuning cache's winner for this device and shape class (any
+            format, ``accy tune --families``), else ``"csr"``.
 
     Returns:
         ``(n_rows,)`` of ``result_type(A, x)`` (float64 when both are integers).
@@ -123,6 +126,8 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
             columns or entries.
         InputError: shape mismatch, unknown format or option.
     """
+    free = format is None and not options and variant is None  # the tuning cache may choose
+    format = "csr" if format is None else format
     if format not in FORMATS:
         raise InputError(f"spmv: unknown format {format!r}; known: {', '.join(FORMATS)}")
     A = _as_sparse(A, "spmv")
@@ -137,14 +142,15 @@ def spmv(A: Any, x: Any, format: str = "csr", *, backend: Any = "cpu",
         from accy_kernels._dispatch import pick_atomic
 
         name = pick_atomic(backend, kdt, "coo", "coo_rows")
+    allowed = None if free else tuple(v for v in _VARIANTS if v.startswith(format))
     if not name.startswith(format.replace("sell", "sell")):
         raise InputError(f"spmv: variant {name!r} does not belong to format {format!r}")
     unknown = sorted(set(options) - set(_OPTIONS[format]))
     if unknown:
         raise InputError(f"spmv: unknown option(s) {', '.join(unknown)} for format {format!r}; "
                          f"known: {', '.join(_OPTIONS[format]) or 'none'}")
-    return call("spmv", name, backend, candidate, A=A, x=x.astype(dt, copy=False), dtype=kdt,
-                options=options)
+    return call("spmv", variant, backend, candidate, default_variant=name, allowed=allowed,
+                A=A, x=x.astype(dt, copy=False), dtype=kdt, options=options)
 
 
 def spmm(A: Any, X: Any, *, backend: Any = "cpu", variant: str | None = None,

@@ -1,9 +1,11 @@
 """``accy tune PROGRAM.accy --backend B`` and ``accy tune --families --backend B``.
 
 Sweeps launch candidates (per region of the program) or kernel-library schedules (every
-family's variants and candidates), shows a progress bar, prints the winners and writes the
-tuning cache (``ACCY_TUNING_CACHE``). ``--export FILE`` / ``--import FILE`` copy the cache
-to or from a versioned, checksummed archive (import is all-or-nothing).
+family's variants and candidates on each problem: every dtype, the default sizes, plus
+``--size`` or a ``--workload``'s sizes), shows a progress bar, prints the winners (for
+families a table: default vs winner, times in microseconds, speed-up, rejected candidates)
+and writes the tuning cache (``ACCY_TUNING_CACHE``). ``--export FILE`` / ``--import FILE``
+copy the cache to or from a versioned, checksummed archive (import is all-or-nothing).
 """
 
 from __future__ import annotations
@@ -42,13 +44,7 @@ def _tune(args: argparse.Namespace) -> int:
         return 0
     progress = not args.no_progress
     if args.families:
-        from accy.tuning.sweep import sweep_families
-
-        results = sweep_families(args.backend, warmup=args.warmup, samples=args.samples,
-                                 margin=args.margin, cache=cache, progress=progress)
-        if not results:
-            print("no kernel-library families installed (accy.families); nothing to tune")
-            return 0
+        return _tune_families(args, cache, progress)
     else:
         if not args.program:
             raise InputError("accy tune: give PROGRAM.accy, or --families, --export, --import")
@@ -61,6 +57,44 @@ def _tune(args: argparse.Namespace) -> int:
     _print(results, sys.stdout)
     print(f"tuning cache: {cache.path}")
     return 0
+
+
+def _tune_families(args: argparse.Namespace, cache, progress: bool) -> int:
+    from accy.tuning.family_sweep import emit_family_records, format_table, sweep_families
+
+    sizes: dict[str, list[int]] = {}
+    if args.workload:
+        from accy.profiling.workloads import build
+        from accy.tuning.family_sweep import workload_sizes
+
+        sizes = workload_sizes(build(args.workload, args.elements, args.chain).module)
+    for n in args.size or ():
+        for fam in args.family or _all_families():
+            sizes.setdefault(fam, []).append(n)
+    results = sweep_families(args.backend, warmup=args.warmup, samples=args.samples,
+                             margin=args.margin, cache=cache, progress=progress,
+                             names=args.family or None, sizes=sizes,
+                             defaults=not args.no_defaults)
+    if not results:
+        print("no kernel-library families (or problems) to tune")
+        return 0
+    print(format_table(results))
+    if args.records:
+        from accy.families import backend_object
+        from accy.profiling.records import RecordWriter
+
+        device = backend_object(args.backend).capabilities().device_fingerprint
+        with open(args.records, "w", encoding="utf-8") as f:
+            emit_family_records(RecordWriter(f, args.backend, device), results)
+        print(f"records: {args.records}")
+    print(f"tuning cache: {cache.path}")
+    return 0
+
+
+def _all_families() -> list[str]:
+    from accy.families import families
+
+    return sorted(families())
 
 
 def register(subparsers) -> None:
@@ -79,5 +113,17 @@ def register(subparsers) -> None:
     p.add_argument("--cache", help="tuning cache file (default: ACCY_TUNING_CACHE)")
     p.add_argument("--export", dest="export_path", metavar="FILE", help="export the cache")
     p.add_argument("--import", dest="import_path", metavar="FILE", help="import an archive")
+    p.add_argument("--family", action="append",
+                   help="families: sweep only this family (repeatable)")
+    p.add_argument("--size", type=int, action="append",
+                   help="families: also sweep problems of this size (elements; repeatable)")
+    p.add_argument("--workload", help="families: also sweep the library calls' sizes of this "
+                   "profiling workload (accy profile --list)")
+    p.add_argument("--elements", type=int, default=1 << 16, help="--workload elements")
+    p.add_argument("--chain", type=int, default=4, help="--workload chain length")
+    p.add_argument("--no-defaults", action="store_true",
+                   help="families: skip the fixed default problem sizes")
+    p.add_argument("--records", metavar="FILE",
+                   help="families: write JSON-lines candidate/rejected/best records")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_tune)

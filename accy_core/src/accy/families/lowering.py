@@ -38,12 +38,28 @@ _ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
 
 
 class TargetBackend:
-    """What a family's plan may ask of the backend at compile time: its features and its
-    ``max_loop_iterations`` (:func:`accy.families.loop_budget`)."""
+    """What a family's plan may ask of the backend at compile time: its features, its
+    ``max_loop_iterations`` (:func:`accy.families.loop_budget`) and the tuning cache's
+    family choices (:meth:`family_candidate`)."""
 
-    def __init__(self, profile: Any = None, name: str | None = None) -> None:
+    def __init__(self, profile: Any = None, name: str | None = None,
+                 choices: Any = None) -> None:
         self.profile = profile
         self.name = name or (profile.backend if profile is not None else "any")
+        self.choices = choices
+
+    def family_candidate(self, family: str, variant: str, dtypes: str,
+                         shape_class: str) -> Any:
+        """The cached :class:`accy.families.Candidate` of ``family.variant`` for this
+        target's device and the tuning key (``dtypes``, ``shape_class``), or None (no
+        tuning, no entry). ``choices`` is the :class:`accy.tuning.families.FamilyChoices`
+        snapshot the compile took, so both plan builds see the same choice."""
+        if not self.choices:
+            return None
+        from accy.families.registry import get_family
+
+        fam = get_family(family)
+        return self.choices.candidate(fam, fam.variant(variant), dtypes, shape_class)
 
     def capabilities(self) -> Any:
         feats = self.profile.features if self.profile is not None else frozenset()

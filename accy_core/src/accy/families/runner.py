@@ -16,14 +16,17 @@ thread pool runs them in parallel (idle lanes return at once).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_WORK_ITEMS", "Plan", "Slot", "backend_object", "check_launch", "host_like",
-           "tile_geometry"]
+__all__ = ["MAX_WORK_ITEMS", "CapturedRun", "Plan", "Slot", "backend_object", "capture_plans",
+           "check_launch", "host_like", "tile_geometry"]
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
           "u32": np.uint32, "bool": np.bool_}
@@ -32,6 +35,32 @@ _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64
 # OpenCL raised INVALID_CONTEXT once a test opened a fresh backend).
 _LOADED: dict[int, tuple[Any, dict[str, object]]] = {}
 _LOCK = threading.Lock()
+_CAPTURE: contextvars.ContextVar[list | None] = contextvars.ContextVar("accy_plan_capture",
+                                                                      default=None)
+
+
+@dataclass(frozen=True)
+class CapturedRun:
+    """One :meth:`Plan.run` seen by :func:`capture_plans`: the backend, the launch graph,
+    its loaded kernels (name → handle) and the host inputs (in ``graph.param_slots``
+    order)."""
+
+    backend: Any
+    graph: Any
+    loaded: dict[str, object]
+    params: tuple[np.ndarray, ...]
+
+
+@contextlib.contextmanager
+def capture_plans() -> Iterator[list[CapturedRun]]:
+    """Record every :meth:`Plan.run` in this context (thread, task) into the yielded list;
+    the plans still run. Family sweeps use it to replay only the launches of a call."""
+    runs: list[CapturedRun] = []
+    token = _CAPTURE.set(runs)
+    try:
+        yield runs
+    finally:
+        _CAPTURE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -171,6 +200,9 @@ class Plan:
         be = backend_object(backend)
         g = self.graph()
         loaded = {name: _load(be, k) for name, k in g.kernels.items()}
+        runs = _CAPTURE.get()
+        if runs is not None:
+            runs.append(CapturedRun(be, g, loaded, tuple(a for _, a in self._params)))
         exe = Executable(be, g, loaded)
         try:
             return exe(*[a for _, a in self._params])

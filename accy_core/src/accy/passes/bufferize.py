@@ -186,7 +186,8 @@ class BufferizePass(Pass):
     def run(self, module: Module, ctx: PassContext) -> bool:
         from accy.families.lowering import TargetBackend
 
-        target = TargetBackend(ctx.target_profile, ctx.backend)
+        target = TargetBackend(ctx.target_profile, ctx.backend,
+                               ctx.options.get("family_choices"))
         for fn in module.functions:
             plan_function(fn, self.reuse, self.in_place, target)
         return True

@@ -418,8 +418,9 @@ class OutlineKernelsPass(Pass):
                 if op.attrs.get("kind") in FAMILY_KINDS:  # a kernel-family call: own launches
                     from accy.families.lowering import TargetBackend, expand
 
-                    lib_kernels, launches = expand(op, TargetBackend(ctx.target_profile,
-                                                                     ctx.backend))
+                    target = TargetBackend(ctx.target_profile, ctx.backend,
+                                           ctx.options.get("family_choices"))
+                    lib_kernels, launches = expand(op, target)
                     kernels.update(lib_kernels)
                     op.attrs["launches"] = launches
                     continue

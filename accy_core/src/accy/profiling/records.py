@@ -23,7 +23,7 @@ PROTOCOL = "accy-profile/1"
 PHASES = ("total", "semantic", "contract", "tensor", "dispatch", "memory", "kernel", "target",
           "codegen", "execute")
 EVENTS = ("start", "compile", "check", "phase", "memory", "pass", "analysis", "summary",
-          "candidate", "best", "error", "end")
+          "candidate", "rejected", "best", "error", "end")
 
 
 class RecordWriter:

@@ -191,11 +191,10 @@ def run_profile(cases: list[tuple[str, int, int]], backend: str = "cpu", stream:
             w.emit("error", message=f"{type(e).__name__}: {e}")
             ok = False
     if sweep:
-        from accy.tuning.sweep import sweep_families
+        from accy.tuning.family_sweep import emit_family_records, sweep_families
 
         w.for_case(None, None, None)
-        for r in sweep_families(backend, warmup=warmup, samples=samples):
-            emit_sweep_result(w, r)
+        emit_family_records(w, sweep_families(backend, warmup=warmup, samples=samples))
     w.for_case(None, None, None)
     w.emit("end", wall_ns=time.perf_counter_ns() - start, records=len(w.records) + 1, ok=ok)
     return w

@@ -65,7 +65,12 @@ def clear_memory_cache() -> None:
 
 
 def _launch_options(ctx: Any, device: str, launch: Any, tuning: bool) -> None:
-    """Let the kernel stage pick launch candidates: explicit ``launch`` first, then the cache."""
+    """Let the kernel stage pick launch candidates (explicit ``launch`` first, then the
+    cache) and library calls their families' cached candidates (with ``tuning``)."""
+    if tuning:
+        from accy.tuning.families import family_choices
+
+        ctx.options["family_choices"] = family_choices(device)
     if not tuning and not launch:
         return
     from accy.tuning.cache import launch_resolver

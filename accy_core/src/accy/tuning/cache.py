@@ -55,6 +55,11 @@ class TuningEntry:
         median_ns: its upper-median time (ns); runner_up_ns: the next best (ns, 0 if none).
         samples: timed launches per candidate.
         kind: ``launch`` or ``family``.
+        accy_version: the accy version that measured it (an entry of another version is
+            stale: any new measurement replaces it).
+        artifact: fingerprint of what was measured (family entries: sha256 of the kernel
+            fingerprints the winning candidate launched), "" if unknown.
+        default_ns: the default's upper-median time (ns; family entries, 0 if unknown).
     """
 
     device: str
@@ -65,6 +70,9 @@ class TuningEntry:
     runner_up_ns: int = 0
     samples: int = 0
     kind: str = "launch"
+    accy_version: str = ""
+    artifact: str = ""
+    default_ns: int = 0
 
     @property
     def key(self) -> str:
@@ -98,7 +106,8 @@ def _decode_json(data: bytes, path: str) -> Any:
 
 
 _FIELD_TYPES = {"device": str, "kernel": str, "shape_family": str, "choice": str,
-                "median_ns": int, "runner_up_ns": int, "samples": int, "kind": str}
+                "median_ns": int, "runner_up_ns": int, "samples": int, "kind": str,
+                "accy_version": str, "artifact": str, "default_ns": int}
 
 
 def _check_fields(entry: TuningEntry) -> None:

@@ -56,7 +56,8 @@ def upper_median(times_ns: Sequence[int]) -> int:
 
 def measure(launch: Callable[[], None], synchronize: Callable[[], None], *, index: int = 0,
             label: str = "", warmup: int = 2, samples: int = 5,
-            clock: Callable[[], int] = time.perf_counter_ns) -> Measurement:
+            clock: Callable[[], int] = time.perf_counter_ns,
+            before: Callable[[], None] | None = None) -> Measurement:
     """Time one candidate by the rule in the module docstring.
 
     Args:
@@ -66,6 +67,8 @@ def measure(launch: Callable[[], None], synchronize: Callable[[], None], *, inde
         warmup: untimed launches first (each synchronized).
         samples: timed launches (at least 1).
         clock: nanosecond clock (tests inject a fake one).
+        before: called (then ``synchronize``) before every launch, untimed: resets state
+            a launch consumes (family sweeps zero the outputs).
 
     Raises:
         InputError: ``samples < 1`` or ``warmup < 0``.
@@ -73,11 +76,18 @@ def measure(launch: Callable[[], None], synchronize: Callable[[], None], *, inde
     if samples < 1 or warmup < 0:
         raise InputError(f"measure: need samples >= 1 and warmup >= 0, got samples={samples}, "
                          f"warmup={warmup}")
+    def prepare() -> None:
+        if before is not None:
+            before()
+            synchronize()
+
     for _ in range(warmup):
+        prepare()
         launch()
         synchronize()
     times = []
     for _ in range(samples):
+        prepare()
         start = clock()
         launch()
         synchronize()

@@ -6,11 +6,8 @@ and launch each candidate alone on zero-filled buffers of the region's slots (th
 rule is :mod:`accy.tuning.measure`). A region with several candidates stores its best in the
 cache; one with a single candidate is measured but not cached.
 
-Family sweeps run each variant's candidates through ``variant.run(backend, candidate,
-**problem)`` where ``problem`` comes from the family's ``metadata["tuning_problem"]``
-(``"module:function"`` or a callable returning keyword arguments); families without one are
-skipped with that reason. A family schedule (and the variant per shape) is cached only when
-the runner-up is slower by at least the margin (default 3 %, :data:`DEFAULT_MARGIN`).
+Family sweeps live in :mod:`accy.tuning.family_sweep` (``sweep_families`` is re-exported
+here).
 """
 
 from __future__ import annotations
@@ -19,14 +16,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from accy.errors import CapabilityError, UnsupportedError
 from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.progress import track
 from accy.tuning.cache import TuningCache, TuningEntry, region_shape_family
 from accy.tuning.candidates import LaunchCandidate, parse_candidates
-from accy.tuning.measure import DEFAULT_MARGIN, Measurement, best, margin_ok, measure
+from accy.tuning.measure import Measurement, best, measure
 
 __all__ = ["SweepResult", "sweep_families", "sweep_program"]
+
+from accy.tuning.family_sweep import sweep_families  # noqa: E402  (re-export)
 
 
 @dataclass
@@ -132,78 +130,6 @@ def sweep_program(module: Any, backend: str = "cpu", *, function: str | None = N
     exe.close()
     if write:
         (cache or TuningCache()).store([_entry(device, r, "launch") for r in results if r.cached])
-    return results
-
-
-def _family_problem(fam: Any) -> dict[str, Any] | None:
-    from accy.families import resolve
-
-    ref = dict(fam.metadata or {}).get("tuning_problem")
-    return None if ref is None else dict(resolve(ref)())
-
-
-def _sweep_variant(fam: Any, var: Any, be: Any, problem: dict, warmup: int, samples: int,
-                   margin: float) -> SweepResult:
-    from accy.families import resolve, variant_runs_on
-
-    family = str(dict(fam.metadata or {}).get("tuning_shape_family", "default"))
-    r = SweepResult(f"{fam.name}.{var.name}", f"{fam.name}.{var.name}", family)
-    ok, why = variant_runs_on(var, be)
-    if not ok:
-        r.skipped = why
-        return r
-    run = resolve(var.run)
-    try:  # a variant may refuse the family's problem (matmul.gemv: not a matrix-vector one)
-        run(be, var.candidates[0], **problem)
-    except (UnsupportedError, CapabilityError) as e:
-        r.skipped = str(e)
-        return r
-    for i, cand in enumerate(var.candidates):
-        r.measurements.append(measure(lambda c=cand: run(be, c, **problem), lambda: None,
-                                      index=i, label=cand.label(), warmup=warmup,
-                                      samples=samples))
-    r.best = best(r.measurements)
-    r.cached = margin_ok(r.measurements, margin)
-    return r
-
-
-def sweep_families(backend: str = "cpu", *, warmup: int = 1, samples: int = 3,
-                   margin: float = DEFAULT_MARGIN, cache: TuningCache | None = None,
-                   write: bool = True, progress: bool = False) -> list[SweepResult]:
-    """Sweep every registered family's variants and candidates (see the module docstring).
-
-    Returns an empty list when no kernel-library package (``accy.families``) is installed.
-    """
-    try:
-        from accy.families import families
-    except ImportError:
-        return []
-    from accy.plugins import open_backend
-
-    be = open_backend(backend)
-    device = be.capabilities().device_fingerprint
-    results: list[SweepResult] = []
-    entries: list[TuningEntry] = []
-    for fam in _progress(sorted(families().values(), key=lambda f: f.name), "families", progress):
-        problem = _family_problem(fam)
-        if problem is None:
-            results.append(SweepResult(fam.name, fam.name, "default",
-                                       skipped="family has no metadata['tuning_problem']"))
-            continue
-        per_variant = [_sweep_variant(fam, v, be, problem, warmup, samples, margin)
-                       for v in fam.variants]
-        results += per_variant
-        entries += [_entry(device, r, "family") for r in per_variant if r.cached]
-        ran = [r for r in per_variant if r.best is not None]
-        if len(ran) > 1:
-            pick = [Measurement(i, r.kernel, r.best.times_ns, r.best.median_ns)
-                    for i, r in enumerate(ran) if r.best is not None]
-            if margin_ok(pick, margin):
-                win = best(pick)
-                entries.append(TuningEntry(device, fam.name, ran[0].shape_family, win.label,
-                                           win.median_ns, 0, win.samples, "family"))
-    if write and entries:
-        (cache or TuningCache()).store(entries)
     return results
 
 

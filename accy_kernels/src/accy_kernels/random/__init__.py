@@ -106,9 +106,27 @@ def _run(dist, shape, seed, dtype, algorithm, offset, p0, p1, backend):
 
     shape, size = _size(shape)
     seed, offset = _seed(seed, offset)
-    out = run_distribution(backend, _algorithm(algorithm), dist, dtype, size, seed, offset,
-                           p0, p1)
+    algorithm = _algorithm(algorithm)
+    out = run_distribution(backend, algorithm, dist, dtype, size, seed, offset, p0, p1,
+                           _workgroup(backend, algorithm, dist, dtype, size))
     return out.reshape(shape)
+
+
+def _workgroup(backend: Any, algorithm: str, dist: str, dtype: str, size: int) -> int:
+    """The tuning cache's work-group size for this stream (the values never depend on it),
+    else 256."""
+    from accy.families import backend_object
+
+    from accy_kernels._dispatch import _BY_NAME, note_choice, tuned
+
+    be = backend_object(backend)
+    kw = {"algorithm": algorithm, "dist": dist, "dtype": dtype, "size": size}
+    _, lookup = tuned("random", be, kw)
+    var = _BY_NAME["random"].variant(algorithm.split("-")[0])
+    cand = lookup(var)
+    note_choice("random", var.name, cand or var.candidates[0], "explicit",
+                "cache" if cand else "default")
+    return cand.workgroup_size if cand is not None else 256
 
 
 def _require_f64_math(what: str, backend: Any) -> None:
