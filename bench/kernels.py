@@ -1,11 +1,19 @@
 """Benchmark the kernel-library families against numpy/scipy (one run, ratios printed).
 
-``python bench/kernels.py [--n 16777216] [--backend cpu] [--repeat 3]``
+``python bench/kernels.py [--n 16777216] [--backend cpu] [--repeat 3] [--tuned]``
 
 Each line: family, accy time, reference time, speed-up (reference / accy; > 1 means accy is
 faster). Times are the best of ``--repeat`` calls after one warm-up call (compilation and
-artifact loading excluded). Targets of issue 3: argsort >= 10x numpy's stable argsort, sort
-within 1.5x of numpy.sort, scatter_add faster than bincount, spmv faster than scipy.
+artifact loading excluded).
+
+``--tuned``: default vs tuned in one run. Every case is timed with an empty tuning cache
+(the default heuristics), then its family calls are swept (``accy.tuning.family_sweep``:
+kernels only, each candidate checked against the case's reference) into a private tuning
+cache, and every case is timed again with it; each line gives the default time, the tuned
+time, their ratio (default / tuned) and what the tuned call ran.
+
+Targets of issue 3: argsort >= 10x numpy's stable argsort, sort within 1.5x of numpy.sort,
+scatter_add faster than bincount, spmv faster than scipy.
 """
 
 from __future__ import annotations
@@ -52,14 +60,97 @@ def power_law_matrix(n_rows: int, seed: int = 0) -> scipy.sparse.csr_matrix:
     return scipy.sparse.csr_matrix((data, cols, indptr.astype(np.int32)), (n_rows, n_rows))
 
 
+def cases(n: int, be: str, rows: int) -> list[tuple[str, object, object]]:
+    """``(name, accy call, reference call)`` of the ``--tuned`` comparison."""
+    rng = np.random.default_rng(0)
+    src = rng.standard_normal(n).astype(np.float32)
+    idx = rng.integers(0, n, n)
+    bins = 1 << 16
+    sidx = rng.integers(0, bins, n)
+    w = rng.standard_normal(n)
+    dst = np.zeros(bins)
+    keys = rng.random(n).astype(np.float32)
+    ikeys = rng.integers(-(2**31), 2**31 - 1, n).astype(np.int32)
+    a = power_law_matrix(rows)
+    x = rng.standard_normal(a.shape[1])
+    return [
+        ("gather f32 (i64 indices)", lambda: ak.gather(src, idx, backend=be),
+         lambda: np.take(src, idx)),
+        ("scatter_add f64 (65536 bins)", lambda: ak.scatter_add(dst, sidx, w, backend=be),
+         lambda: np.bincount(sidx, weights=w, minlength=bins)),
+        ("scan f32", lambda: ak.scan(src, backend=be), lambda: np.cumsum(src)),
+        ("sort f32", lambda: ak.sort(keys, backend=be), lambda: np.sort(keys)),
+        ("argsort f32", lambda: ak.argsort(keys, backend=be),
+         lambda: np.argsort(keys, kind="stable")),
+        ("argsort i32", lambda: ak.argsort(ikeys, backend=be),
+         lambda: np.argsort(ikeys, kind="stable")),
+        ("random.uniform f32 (philox4x32-10)", lambda: ak.random.uniform(n, 1, backend=be),
+         None),
+        (f"spmv power-law {rows} rows", lambda: ak.spmv(a, x, backend=be), lambda: a @ x),
+        (f"spmv sell power-law {rows} rows", lambda: ak.spmv(a, x, "sell", backend=be),
+         lambda: a @ x),
+    ]
+
+
+def tuned_comparison(n: int, be: str, repeat: int, rows: int, samples: int) -> None:
+    """The ``--tuned`` mode (see the module docstring)."""
+    import tempfile
+
+    from accy.families import backend_object, get_family
+    from accy.tuning.cache import TuningCache
+    from accy.tuning.families import store_family_entries
+    from accy.tuning.family_sweep import format_table, sweep_problem
+    from accy_kernels._dispatch import capture_calls, last_choice
+    from accy_kernels.tuning_problems import problem_from_call, problems
+
+    backend = backend_object(be)
+    work = cases(n, be, rows)
+    with tempfile.TemporaryDirectory() as d:
+        os.environ["ACCY_TUNING_CACHE"] = f"{d}/empty.json"
+        default = {}
+        for name, fn, _ in work:
+            default[name] = (best(fn, repeat), last_choice())
+        sweep = []
+        for name, fn, ref in work:
+            if ref is None:  # random: the stream's own problem (numpy Random123 reference)
+                sweep += [p for p in problems("random", backend, (n,), defaults=False)
+                          if p.kwargs["algorithm"] == "philox4x32-10"]
+                continue
+            with capture_calls() as calls:
+                fn()
+            expected = ref()
+            sweep += [problem_from_call(c, expected, name) for c in calls]
+        results = [sweep_problem(get_family(p.family), p, backend, warmup=1, samples=samples)
+                   for p in sweep]
+        print(format_table(results))
+        tuned_cache = TuningCache(f"{d}/tuned.json")
+        store_family_entries([e for r in results for e in r.entries], tuned_cache)
+        os.environ["ACCY_TUNING_CACHE"] = str(tuned_cache.path)
+        print(f"\nn = {n} elements, backend {be}, best of {repeat}: default vs tuned")
+        for name, fn, _ in work:
+            t = best(fn, repeat)
+            ran = last_choice()
+            d_t, d_ran = default[name]
+            print(f"{name:<36} default {d_t * 1e3:9.2f} ms ({d_ran[0]} {d_ran[1]})   tuned "
+                  f"{t * 1e3:9.2f} ms ({ran[0]} {ran[1]}, {ran[2]}/{ran[3]})   "
+                  f"ratio {d_t / t:5.2f}x")
+        del os.environ["ACCY_TUNING_CACHE"]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=1 << 24, help="elements (default 16M)")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--rows", type=int, default=2_000_000, help="power-law matrix rows")
+    p.add_argument("--tuned", action="store_true",
+                   help="compare the default and the tuned choices per family in one run")
+    p.add_argument("--samples", type=int, default=5, help="--tuned: timed sweep launches")
     a = p.parse_args()
     n, be, r = a.n, a.backend, a.repeat
+    if a.tuned:
+        tuned_comparison(n, be, r, a.rows, a.samples)
+        return
     rng = np.random.default_rng(0)
     print(f"n = {n} elements, backend {be}, best of {r}")
 

@@ -172,3 +172,19 @@ def test_sweep_rejects_a_wrong_and_a_faulting_candidate_and_never_caches_them(mo
     chosen = {e.choice for e in TuningCache().load().values()}
     assert not chosen & set(reasons)
     assert r.winner is not None and r.winner.label not in reasons
+
+
+def test_a_recorded_call_becomes_a_checked_sweep_problem():
+    from accy.tuning.family_sweep import sweep_problem
+    from accy_kernels._dispatch import capture_calls
+    from accy_kernels.tuning_problems import problem_from_call
+
+    x = np.arange(3000, dtype=np.int64) % 5
+    with capture_calls() as calls:
+        accy_kernels.scan(x)
+    (p,) = [problem_from_call(c, np.cumsum(x)) for c in calls]
+    assert (p.family, p.dtypes, p.shape_class) == ("scan", "i64", "n12")
+    r = sweep_problem(get_family("scan"), p, accy.compile(_trivial(), "cpu").backend, warmup=0,
+                      samples=1)
+    assert not r.rejected and all(c.measurement is not None for c in r.candidates)
+    assert r.default.label == "wg64-ipt0" and r.winner is not None

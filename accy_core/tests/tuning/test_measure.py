@@ -78,3 +78,18 @@ def test_bad_counts_are_refused():
     counter = itertools.count()
     m = measure(lambda: None, lambda: None, warmup=0, samples=1, clock=lambda: next(counter))
     assert m.samples == 1
+
+
+def test_interleaved_samples_go_round_robin_after_every_warmup():
+    from accy.tuning.measure import Timed, measure_interleaved
+
+    log = []
+    items = [Timed(i, f"c{i}", lambda i=i: log.append(("launch", i)), lambda: None,
+                   lambda i=i: log.append(("reset", i))) for i in range(3)]
+    ms = measure_interleaved(items, warmup=1, samples=2, clock=_fake_clock([5, 1, 3, 5, 1, 3]))
+    launches = [i for what, i in log if what == "launch"]
+    assert launches == [0, 1, 2, 0, 1, 2, 0, 1, 2]  # warm-ups, then two rounds
+    assert log.count(("reset", 0)) == 3
+    assert [m.median_ns for m in ms] == [5, 1, 3] and [m.label for m in ms] == ["c0", "c1", "c2"]
+    with pytest.raises(InputError):
+        measure_interleaved(items, samples=0)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from accy.errors import CapabilityError, UnsupportedError
@@ -10,8 +12,8 @@ from accy.families import Candidate, backend_object, resolve, variant_runs_on
 
 from accy_kernels._families import FAMILIES
 
-__all__ = ["atomic_feature", "call", "has_atomic_add", "last_choice", "note_choice",
-           "pick_accumulate", "pick_atomic", "require_atomic_add", "tuned"]
+__all__ = ["atomic_feature", "call", "capture_calls", "has_atomic_add", "last_choice",
+           "note_choice", "pick_accumulate", "pick_atomic", "require_atomic_add", "tuned"]
 
 #: the backend feature an atomic add of each dtype needs (i32 atomics are universal)
 ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int64_atomics"}
@@ -34,6 +36,21 @@ def note_choice(family: str, variant: str, candidate: Candidate | None, var_src:
     """Record what a call ran (see :func:`last_choice`)."""
     _LAST.choice = (f"{family}.{variant}", candidate.label() if candidate else "",
                     var_src, cand_src)
+
+
+@contextlib.contextmanager
+def capture_calls() -> Iterator[list[dict[str, Any]]]:
+    """Record every :func:`call` of this thread in the block (they still run): dicts with
+    ``family``, ``variant``, ``default_variant``, ``allowed`` and the run ``kwargs``.
+    ``bench/kernels.py --tuned`` turns them into sweep problems
+    (:func:`accy_kernels.tuning_problems.problem_from_call`)."""
+    calls: list[dict[str, Any]] = []
+    outer = getattr(_LAST, "capture", None)
+    _LAST.capture = calls
+    try:
+        yield calls
+    finally:
+        _LAST.capture = outer
 
 
 def tuned(family: str, be: Any, kwargs: dict[str, Any],
@@ -76,6 +93,11 @@ def call(family: str, variant: str | None, backend: Any, candidate: Candidate | 
     """
     fam = _BY_NAME[family]
     be = backend_object(backend)
+    capture = getattr(_LAST, "capture", None)
+    if capture is not None:
+        capture.append({"family": family, "variant": variant,
+                        "default_variant": default_variant, "allowed": allowed,
+                        "kwargs": dict(kwargs)})
     var_src = "explicit" if variant else "default"
     cand_src = "explicit" if candidate is not None else "default"
     var, lookup = (None, lambda v: None)

@@ -27,7 +27,7 @@ from accy.tuning.family_sweep import FamilyProblem
 from accy_kernels import references
 from accy_kernels.tuning_keys import call_key
 
-__all__ = ["DEFAULT_N", "RANDOM_CONFIGS", "problems"]
+__all__ = ["DEFAULT_N", "RANDOM_CONFIGS", "problem_from_call", "problems"]
 
 #: default problem size (elements) of the one-dimensional families
 DEFAULT_N = 1 << 20
@@ -81,6 +81,23 @@ def _problem(family: str, kwargs: dict[str, Any], expected: Any, dtype: str,
     dtypes, shape = call_key(family, kwargs) or (dtype, "default")
     return FamilyProblem(family, kwargs, dtypes, shape, _close(expected, dtype, extra.pop(
         "rtol", 1e-4)), default_variant, label=label, source=source, **extra)
+
+
+def problem_from_call(record: dict[str, Any], expected: Any, label: str = "",
+                      rtol: float = 1e-3) -> FamilyProblem:
+    """A sweep problem for one recorded call (:func:`accy_kernels._dispatch.capture_calls`):
+    its run arguments and tuning key, the variant the untuned call ran, the variants it may
+    choose from (an explicit variant or format limits them), checked against ``expected``
+    (the family's reference result for the call)."""
+    kw = record["kwargs"]
+    family = record["family"]
+    dtypes, shape = call_key(family, kw) or (str(kw.get("dtype", "any")), "default")
+    explicit = record["variant"].split(".")[-1] if record["variant"] else None
+    variants = (explicit,) if explicit else record["allowed"]
+    return FamilyProblem(family, kw, dtypes, shape,
+                         _close(expected, str(kw.get("dtype", "")), rtol),
+                         explicit or record["default_variant"], variants, label=label,
+                         source="call")
 
 
 def _dtypes(backend: Any, wanted: Iterable[str]) -> list[str]:

@@ -14,9 +14,10 @@ default first):
 1. the candidate runs once under :func:`accy.families.runner.capture_plans`; an exception
    (a fault, or the variant refusing the problem) or a result the problem's check refuses
    *rejects* it: it is recorded with the reason and never chosen;
-2. the captured launch graphs are bound once to device buffers (inputs uploaded once,
-   :class:`accy.families.replay.PreparedReplay`), then only their launches are timed by the
-   measuring rule (:mod:`accy.tuning.measure`: warm-up, samples, each ended by the
+2. the captured launch graphs of the accepted candidates are bound once to device buffers
+   (inputs uploaded once, :class:`accy.families.replay.PreparedReplay`), then only their
+   launches are timed by the measuring rule (:func:`accy.tuning.measure.measure_interleaved`:
+   warm-up, samples taken round-robin over the variant's candidates, each ended by the
    backend's synchronize — the pool barrier on CPU, the queue wait on GPU backends — upper
    median), with the outputs re-zeroed untimed before each launch.
 
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from accy.tuning.cache import TuningCache, TuningEntry
-from accy.tuning.measure import DEFAULT_MARGIN, Measurement, measure
+from accy.tuning.measure import DEFAULT_MARGIN, Measurement
 
 __all__ = ["CandidateResult", "FamilyProblem", "FamilyResult", "emit_family_records",
            "sweep_families", "workload_sizes"]
@@ -133,10 +134,12 @@ def _default_candidate(var: Any, be: Any, kwargs: dict[str, Any]) -> Any:
     return var.candidates[0]
 
 
-def _try(be: Any, var: Any, cand: Any, problem: FamilyProblem, index: int, warmup: int,
-         samples: int, clock: Callable[[], int] | None) -> CandidateResult:
+def _check(be: Any, var: Any, cand: Any, problem: FamilyProblem,
+           index: int) -> tuple[CandidateResult, list[Any]]:
+    """Run ``cand`` once under plan capture and check its result: ``(result, runs)``; the
+    result carries the reason when rejected."""
     from accy.families import resolve
-    from accy.families.replay import PreparedReplay, artifact_fingerprint
+    from accy.families.replay import artifact_fingerprint
     from accy.families.runner import capture_plans
 
     res = CandidateResult(var.name, cand.label(), index)
@@ -148,24 +151,53 @@ def _try(be: Any, var: Any, cand: Any, problem: FamilyProblem, index: int, warmu
                 out = resolve(var.run)(be, cand, **problem.kwargs)
     except Exception as e:  # noqa: BLE001  (any failure rejects the candidate)
         res.rejected = f"fault: {type(e).__name__}: {e}"
-        return res
+        return res, []
     try:
         reason = problem.check(out)
     except Exception as e:  # noqa: BLE001
         reason = f"check failed: {type(e).__name__}: {e}"
     if reason:
         res.rejected = reason
-        return res
+        return res, []
     res.artifact = artifact_fingerprint(be, runs)
+    return res, runs
+
+
+def _time_variant(checked: list[tuple[CandidateResult, list[Any]]], warmup: int,
+                  samples: int, clock: Callable[[], int] | None) -> None:
+    """Time the accepted candidates of one variant, interleaved (fills ``measurement``)."""
+    from accy.families.replay import PreparedReplay
+    from accy.tuning.measure import Timed, measure_interleaved
+
+    replays: list[tuple[CandidateResult, PreparedReplay]] = []
     try:
-        with PreparedReplay(runs) as replay:
-            extra = {"clock": clock} if clock is not None else {}
-            res.measurement = measure(replay.launch, replay.synchronize, index=index,
-                                      label=cand.label(), warmup=warmup, samples=samples,
-                                      before=replay.reset, **extra)
-    except Exception as e:  # noqa: BLE001
-        res.rejected = f"fault while timing: {type(e).__name__}: {e}"
-    return res
+        for res, runs in checked:
+            if res.rejected:
+                continue
+            try:
+                replays.append((res, PreparedReplay(runs)))
+            except Exception as e:  # noqa: BLE001
+                res.rejected = f"fault while preparing: {type(e).__name__}: {e}"
+        items = [Timed(res.index, res.label, rp.launch, rp.synchronize, rp.reset)
+                 for res, rp in replays]
+        extra = {"clock": clock} if clock is not None else {}
+        try:
+            found = measure_interleaved(items, warmup=warmup, samples=samples, **extra)
+        except Exception:  # noqa: BLE001  (a faulting launch: time them one by one)
+            found = []
+            for (res, _), item in zip(replays, items, strict=True):
+                try:
+                    found += measure_interleaved([item], warmup=warmup, samples=samples,
+                                                 **extra)
+                except Exception as e1:  # noqa: BLE001
+                    res.rejected = f"fault while timing: {type(e1).__name__}: {e1}"
+                    found.append(None)
+        for (res, _), m in zip(replays, found, strict=True):
+            if m is not None and not res.rejected:
+                res.measurement = m
+    finally:
+        for _, rp in replays:
+            rp.close()
 
 
 def _beats(win: CandidateResult, default: CandidateResult | None, margin: float) -> bool:
@@ -204,8 +236,9 @@ def sweep_problem(fam: Any, problem: FamilyProblem, be: Any, *, warmup: int = 1,
             continue
         default = _default_candidate(var, be, problem.kwargs)
         cands = [default] + [c for c in var.candidates if c != default]
-        tried = [_try(be, var, c, problem, i, warmup, samples, clock)
-                 for i, c in enumerate(cands)]
+        checked = [_check(be, var, c, problem, i) for i, c in enumerate(cands)]
+        _time_variant(checked, warmup, samples, clock)
+        tried = [res for res, _ in checked]
         r.candidates += tried
         ok = [t for t in tried if t.measurement is not None]
         if not ok:

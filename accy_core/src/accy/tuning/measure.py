@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from accy.errors import InputError
 
-__all__ = ["Measurement", "best", "margin_ok", "measure", "upper_median"]
+__all__ = ["Measurement", "best", "margin_ok", "measure", "measure_interleaved",
+           "upper_median"]
 
 #: Default relative margin (fraction) a family schedule must win by to be cached: 3 %.
 DEFAULT_MARGIN = 0.03
@@ -93,6 +94,52 @@ def measure(launch: Callable[[], None], synchronize: Callable[[], None], *, inde
         synchronize()
         times.append(clock() - start)
     return Measurement(index, label, tuple(times), upper_median(times))
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One candidate for :func:`measure_interleaved`: ``launch``, ``synchronize`` and the
+    optional untimed ``before`` (as :func:`measure`), its index and label."""
+
+    index: int
+    label: str
+    launch: Callable[[], None]
+    synchronize: Callable[[], None]
+    before: Callable[[], None] | None = None
+
+
+def measure_interleaved(items: Sequence[Timed], *, warmup: int = 2, samples: int = 5,
+                        clock: Callable[[], int] = time.perf_counter_ns) -> list[Measurement]:
+    """Time several candidates by the rule of :func:`measure`, with the samples taken
+    round-robin (sample 1 of every candidate, then sample 2, ...) after every candidate's
+    warm-up, so that drift (machine load, clocks, a cold first run) hits all candidates
+    alike instead of the first one measured. Returns one measurement per item, in order.
+
+    Raises:
+        InputError: ``samples < 1`` or ``warmup < 0``.
+    """
+    if samples < 1 or warmup < 0:
+        raise InputError(f"measure: need samples >= 1 and warmup >= 0, got samples={samples}, "
+                         f"warmup={warmup}")
+
+    def once(t: Timed, timed: bool = True) -> int:
+        if t.before is not None:
+            t.before()
+            t.synchronize()
+        start = clock() if timed else 0
+        t.launch()
+        t.synchronize()
+        return clock() - start if timed else 0
+
+    for t in items:
+        for _ in range(warmup):
+            once(t, timed=False)
+    times: list[list[int]] = [[] for _ in items]
+    for _ in range(samples):
+        for k, t in enumerate(items):
+            times[k].append(once(t))
+    return [Measurement(t.index, t.label, tuple(ts), upper_median(ts))
+            for t, ts in zip(items, times, strict=True)]
 
 
 def best(measurements: Sequence[Measurement]) -> Measurement:
