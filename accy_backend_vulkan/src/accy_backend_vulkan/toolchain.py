@@ -32,13 +32,12 @@ from accy.codegen.spirv import (  # shared with every SPIR-V target (OpenCL)
     instructions,
     null_to_const,
     pack,
+    spirv_from_llvm,
     words,
 )
 from accy.errors import CodegenError, CompileError
 
 from accy_backend_vulkan.float_controls import add_float_controls, exact_float_arithmetic
-
-_CODEGEN_ATTEMPTS = 3
 
 __all__ = [
     "compile_spirv",
@@ -101,25 +100,19 @@ def finish_spirv(
 def compile_spirv(kernel: Any, target: Any) -> bytes:
     """Return the patched SPIR-V of ``kernel`` for ``target`` (a ``VulkanTarget``).
 
-    A module with duplicate ids (see :func:`duplicate_ids`) is recompiled in a fresh worker.
+    Compiled by :func:`~accy.codegen.spirv.spirv_from_llvm`: a module with duplicate ids is
+    recompiled in a fresh worker, a crash of LLVM's SPIR-V backend is retried once with the
+    float selects done on integers.
 
     Raises:
-        CapabilityError: the target refuses the kernel. CodegenError: LLVM failed, the
-            module imports an unknown function, or every attempt defined ids twice.
+        CapabilityError: the target refuses the kernel. CodegenError: LLVM failed or crashed
+            (workaround included), the module imports an unknown function, or every attempt
+            defined ids twice.
     """
-    from accy.codegen import compile_llvm, emit_llvm_ir
-    from accy.codegen.worker import shutdown_worker
+    from accy.codegen import emit_llvm_ir
 
-    text = emit_llvm_ir(kernel, target)
-    for _attempt in range(_CODEGEN_ATTEMPTS):
-        spirv = compile_llvm(target.request(text))["spirv-obj"]
-        if not duplicate_ids(spirv):
-            return finish_spirv(spirv, kernel.name, getattr(target, "float_controls", None))
-        shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
-    raise CodegenError(
-        f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice after "
-        f"{_CODEGEN_ATTEMPTS} fresh compilations; please report"
-    )
+    spirv = spirv_from_llvm(emit_llvm_ir(kernel, target), target, kernel.name)
+    return finish_spirv(spirv, kernel.name, getattr(target, "float_controls", None))
 
 
 def validate(spirv: bytes, kernel_name: str = "kernel", target_env: str = "vulkan1.3") -> bool:

@@ -160,12 +160,15 @@ class CapabilityError(UnsupportedError):
 
 
 class CodegenError(AccyError, RuntimeError):
-    """LLVM rejected generated IR, or code generation crashed in the worker process."""
+    """LLVM rejected generated IR, or code generation crashed in the worker process
+    (``crashed``: the worker died, an LLVM abort or segfault, not a diagnostic)."""
 
-    def __init__(self, message: str, llvm_message: str = "", ir_excerpt: str = "") -> None:
+    def __init__(self, message: str, llvm_message: str = "", ir_excerpt: str = "",
+                 crashed: bool = False) -> None:
         super().__init__(message)
         self.llvm_message = llvm_message
         self.ir_excerpt = ir_excerpt
+        self.crashed = crashed
 
 
 class BackendError(AccyError, RuntimeError):

@@ -18,12 +18,19 @@ LLVM 22's SPIR-V backend (``emit_object``) has traps that every SPIR-V target me
   backend widens the ``i2`` to ``i8`` without masking it (``OpBitwiseAnd x, 255``): the sum
   of ``ones((3, 4, 9))`` read past its input and gave 72 on Vulkan and OpenCL. Every SPIR-V
   target therefore compiles at codegen level 0 (the driver optimizes the SPIR-V anyway).
+- :func:`integer_selects`: the backend crashes (segfault, or the assertion ``Expecting an
+  instruction that defines the register`` in ``SPIRVPreLegalizer``) on some float
+  selects, e.g. ``select(x < 0.0, -m, m)`` nested in a second select inside a GELU's
+  tanh; where it does, :func:`spirv_from_llvm` recompiles once with every ``f32`` select done
+  on the bits (``bitcast`` to ``i32``, exact), which it compiles; a second crash is a
+  :class:`~accy.errors.CodegenError` naming the kernel, never a dead process.
 
 Binary layout: SPIR-V specification §2.3 (5-word header, then ``wordcount << 16 | opcode``).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -36,8 +43,10 @@ __all__ = [
     "emit_spirv",
     "imports",
     "instructions",
+    "integer_selects",
     "null_to_const",
     "pack",
+    "spirv_from_llvm",
     "words",
 ]
 
@@ -140,32 +149,79 @@ def duplicate_ids(spirv: bytes) -> list[int]:
     return duplicates
 
 
+_FLOAT_SELECT = re.compile(
+    r"^(\s*)(%[\w.$-]+) = select i1 ([^,]+), float ([^,]+), float (\S+)$", re.MULTILINE)
+
+
+def integer_selects(llvm_ir: str) -> str:
+    """Return ``llvm_ir`` with every scalar ``f32`` ``select`` done on the bits: both
+    operands ``bitcast`` to ``i32``, an ``i32`` select, the result cast back (the same
+    value, NaN payloads and the sign of zero included). The workaround for the SPIR-V
+    backend's crash on float selects (module docstring)."""
+
+    def bits(m: re.Match[str]) -> str:
+        ind, r, c, a, b = m.groups()
+        return (f"{ind}{r}.sa = bitcast float {a} to i32\n"
+                f"{ind}{r}.sb = bitcast float {b} to i32\n"
+                f"{ind}{r}.si = select i1 {c}, i32 {r}.sa, i32 {r}.sb\n"
+                f"{ind}{r} = bitcast i32 {r}.si to float")
+
+    return _FLOAT_SELECT.sub(bits, llvm_ir)
+
+
+def spirv_from_llvm(text: str, target: Any, kernel_name: str) -> bytes:
+    """Compile LLVM IR ``text`` to SPIR-V for ``target`` (``target.request(ir)`` gives the
+    :class:`~accy.codegen.CodegenRequest`) in the worker, around the backend's traps: a
+    module with duplicate ids is recompiled in a fresh worker; a crash of the worker is
+    retried once with :func:`integer_selects` applied.
+
+    Raises:
+        CodegenError: LLVM rejected the IR, crashed on it with the workaround too, or
+            every attempt defined ids twice.
+    """
+    from accy.codegen import compile_llvm
+    from accy.codegen.worker import shutdown_worker
+
+    for _attempt in range(_CODEGEN_ATTEMPTS):
+        try:
+            spirv = compile_llvm(target.request(text))["spirv-obj"]
+        except CodegenError as e:
+            workaround = integer_selects(text)
+            if not e.crashed or workaround == text:
+                raise
+            text = workaround
+            try:
+                spirv = compile_llvm(target.request(text))["spirv-obj"]
+            except CodegenError as again:
+                raise CodegenError(
+                    f"codegen: LLVM's SPIR-V backend crashed on kernel {kernel_name!r}, also "
+                    f"with its float selects done on integers; please report ({again})",
+                    llvm_message=again.llvm_message, ir_excerpt=again.ir_excerpt,
+                    crashed=again.crashed) from e
+        if not duplicate_ids(spirv):
+            return spirv
+        shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
+    raise CodegenError(
+        f"codegen: SPIR-V of kernel {kernel_name!r} defines ids twice after "
+        f"{_CODEGEN_ATTEMPTS} fresh compilations; please report"
+    )
+
+
 def emit_spirv(kernel: Any, target: Any) -> bytes:
     """Return the (unpatched) SPIR-V of ``kernel`` for a SPIR-V ``target``.
 
     ``target`` is a :class:`~accy.codegen.TargetDescription` with a ``request(ir)`` method
-    returning the :class:`~accy.codegen.CodegenRequest` (output ``"spirv-obj"``). A module
-    with duplicate ids is recompiled in a fresh worker process.
+    returning the :class:`~accy.codegen.CodegenRequest` (output ``"spirv-obj"``);
+    compiled by :func:`spirv_from_llvm` (duplicate ids and backend crashes worked around).
 
     Raises:
         VerifyError: invalid kernel. CapabilityError: the target refuses the kernel.
-        CodegenError: LLVM failed, the module imports an unknown function, or every attempt
-            defined ids twice.
+        CodegenError: LLVM failed or crashed (workaround included), the module imports an
+            unknown function, or every attempt defined ids twice.
     """
-    from accy.codegen import compile_llvm, emit_llvm_ir
-    from accy.codegen.worker import shutdown_worker
+    from accy.codegen import emit_llvm_ir
 
-    text = emit_llvm_ir(kernel, target)
-    for _attempt in range(_CODEGEN_ATTEMPTS):
-        spirv = compile_llvm(target.request(text))["spirv-obj"]
-        if not duplicate_ids(spirv):
-            break
-        shutdown_worker()  # stale SPIR-V backend state in the worker: start afresh
-    else:
-        raise CodegenError(
-            f"codegen: SPIR-V of kernel {kernel.name!r} defines ids twice after "
-            f"{_CODEGEN_ATTEMPTS} fresh compilations; please report"
-        )
+    spirv = spirv_from_llvm(emit_llvm_ir(kernel, target), target, kernel.name)
     unknown = imports(spirv)
     if unknown:
         raise CodegenError(

@@ -342,6 +342,7 @@ def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
                 f"{request.triple!r}; LLVM said:\n{tail or '(no output)'}",
                 llvm_message=tail,
                 ir_excerpt=request.ir[:2000],
+                crashed=True,
             )
     assert isinstance(reply, dict)
     if not reply["ok"]:
