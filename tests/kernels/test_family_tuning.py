@@ -188,3 +188,40 @@ def test_a_recorded_call_becomes_a_checked_sweep_problem():
                       samples=1)
     assert not r.rejected and all(c.measurement is not None for c in r.candidates)
     assert r.default.label == "wg64-ipt0" and r.winner is not None
+
+
+def test_compiled_random_and_scatter_add_take_the_cached_work_group_size():
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor("f32", (64,)), b.tensor("i32", (64,))])
+    u = fb.random_uniform((64,), seed=3, offset=0)
+    fb.return_(fb.scatter_add(fb.param(0), fb.param(1), u))
+    fb.finish()
+    m = b.finish()
+    exe = accy.compile(m, "cpu")
+    device = exe.backend.capabilities().device_fingerprint
+
+    def sizes(exe):
+        return {ln[0].split("_wg")[0]: ln[2] for op in exe.module.functions[0].body.ops
+                if op.name == "dispatch.region" and op.attrs.get("launches")
+                for ln in decode_launches(op.attrs["launches"])}
+
+    before = sizes(exe)
+    algorithm = "philox4x32-10"  # tensor.random_uniform's default
+    entries = []
+    for fam, var, dtypes, shape in (
+            ("random", algorithm.split("-")[0], "f32", f"n6-{algorithm}-uniform"),
+            ("scatter_add", "atomic", "f32+i32", "n6-d6")):
+        f = get_family(fam)
+        entries.append(TuningEntry(device, f"{fam}.{var}",
+                                   family_shape_key(space_version(f), dtypes, shape),
+                                   "wg64-ipt1", 10, 20, 3, "family", accy.__version__))
+    TuningCache().store(entries)
+    tuned = accy.compile(m, "cpu")
+    after = sizes(tuned)
+    assert before == {"random_philox4x32_10_uniform_f32": 256, "copy_f32": 256,
+                      "scatter_add_f32_i32_raise_1": 256}
+    assert after == {**before, "random_philox4x32_10_uniform_f32": 64,
+                     "scatter_add_f32_i32_raise_1": 64}
+    x = np.zeros(64, np.float32)
+    idx = np.arange(64, dtype=np.int32) % 7
+    np.testing.assert_allclose(tuned(x, idx)[0], exe(x, idx)[0], rtol=1e-6)

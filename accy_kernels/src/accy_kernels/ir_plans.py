@@ -9,6 +9,12 @@ temporaries, then one work-item per output summing its run: no atomics, numpy or
 Kernels are the families' own (same code as the numpy API); nothing reads host data.
 Out-of-range indices (``mode="raise"``) are checked by the executable before launch.
 
+Tuning: where the compile has the tuning cache's family choices (``accy.compile`` with
+``tuning=True``), ``sort``/``argsort`` take the cached ``radix`` candidate (tile length),
+``gather`` the ``direct`` work-group size, ``scatter_add``/``segment_sum`` the ``atomic``
+work-group size and ``random`` its generator's work-group size, under the same tuning key
+as the direct calls (:mod:`accy_kernels.tuning_keys`); the defaults otherwise.
+
 ``sort``/``argsort`` on ``rows x n`` (last axis) with ``rows > 1`` use two stable radix
 sorts: argsort of all keys, then a stable sort of the permutation by row (``perm // n``,
 as few 8-bit passes as the row count needs); argsort returns ``perm % n``, sort gathers the
@@ -123,12 +129,12 @@ def _sorted_add(plan, backend, out, dst, vals, idx, shape, axis, idt, dtype, m) 
     launch_sorted_add(plan, backend, slots, dst is not None, dtype, size, n, inner, m, m, WG)
 
 
-def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total) -> None:
+def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total, wg=WG) -> None:
     outer, n, inner = _split(shape, axis)
     if total == 0:
         return
-    plan.launch(add_kernel(dtype, idt, "raise", outer == 1 and inner == 1, WG),
-                groups_for(total, WG), [out, vals, idx],
+    plan.launch(add_kernel(dtype, idt, "raise", outer == 1 and inner == 1, wg),
+                groups_for(total, wg), [out, vals, idx],
                 [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
 
 
@@ -143,8 +149,11 @@ def scatter_add(plan, backend, call) -> None:
                            call.attrs["axis"], it.dtype.value, dtype, m)
     plan.launch(copy_kernel(dt.dtype.value, WG), groups_for(dt.num_elements, WG),
                 [call.output, dst], [("i32", dt.num_elements)])
+    cand = _tuned(backend, "scatter_add", "atomic", f"{dtype}+{it.dtype.value}",
+                  f"n{bucket(vt.num_elements)}-d{bucket(dt.num_elements)}")
     _add(plan, call.output, vals, idx, dt.shape, call.attrs["axis"], it.dtype.value,
-         dt.dtype.value, it.num_elements, vt.num_elements)
+         dt.dtype.value, it.num_elements, vt.num_elements,
+         cand.workgroup_size if cand is not None else WG)
 
 
 def segment_sum(plan, backend, call) -> None:
@@ -158,8 +167,10 @@ def segment_sum(plan, backend, call) -> None:
                            it.dtype.value, dtype, m)
     plan.launch(fill_kernel(dtype, WG), groups_for(ot.num_elements, WG), [call.output],
                 [("i32", ot.num_elements), (dtype, 0)])
+    cand = _tuned(backend, "segment_sum", "atomic", f"{dtype}+{it.dtype.value}",
+                  f"n{bucket(vt.num_elements)}-d{bucket(ot.num_elements)}")
     _add(plan, call.output, vals, ids, ot.shape, 0, it.dtype.value, dtype, it.num_elements,
-         vt.num_elements)
+         vt.num_elements, cand.workgroup_size if cand is not None else WG)
 
 
 def random(plan, backend, call) -> None:
@@ -169,8 +180,11 @@ def random(plan, backend, call) -> None:
         return _empty(plan, call)
     seed = int(a["seed"]) & ((1 << 64) - 1)
     per_item = items_per_request(a["algorithm"], "uniform", dtype)
-    kernel = stream_kernel(a["algorithm"], "uniform", dtype, WG)
-    plan.launch(kernel, groups_for(ceil_div(size, per_item), WG), [call.output], [
+    cand = _tuned(backend, "random", a["algorithm"].split("-")[0], dtype,
+                  f"n{bucket(size)}-{a['algorithm']}-uniform")
+    wg = cand.workgroup_size if cand is not None else WG
+    kernel = stream_kernel(a["algorithm"], "uniform", dtype, wg)
+    plan.launch(kernel, groups_for(ceil_div(size, per_item), wg), [call.output], [
         ("i64", int(a["offset"])), ("i64", squares.signed_key(squares.derive_key(seed))),
         ("i32", size), ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32),
         (dtype, float(a["low"])), (dtype, float(a["high"]) - float(a["low"]))])
