@@ -2,7 +2,9 @@
 
 Buffers are 64-byte aligned 1-D ``numpy.uint8`` arrays in host memory (``host_view`` and
 ``import_host`` are zero-copy). A launch is synchronous: it splits ``[0, groups)`` over a
-persistent thread pool of ``ACCY_NUM_THREADS`` threads (default ``os.cpu_count()``); streams
+persistent thread pool of ``ACCY_NUM_THREADS`` threads (default ``os.cpu_count()``) by work —
+work-items times the loop iterations of one (:func:`accy.kernel.loops.loop_trips`), so a
+few long work-items (a row reduction) still use every thread; streams
 and events exist for protocol compatibility and are already complete when returned.
 
 Launch arguments follow the fixed order: buffers (outputs, inputs, optional element-count
@@ -24,6 +26,7 @@ from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import LaunchError, UnsupportedError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
+from accy.kernel.loops import loop_trips
 
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
@@ -148,6 +151,8 @@ class CpuBackend:
             "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
             "scalars": [[s.name, s.dtype] for s in kernel.scalars],
             "workgroup_size": kernel.workgroup_size,
+            # loop iterations per work-item (1 when not static): the pool splits by work
+            "work_per_item": max(1, loop_trips(kernel) or 1),
             "noalias": noalias,
             "triple": self.target.triple,
             "cpu": self.target.cpu,
@@ -286,7 +291,7 @@ class CpuBackend:
         def run(begin: int, end: int) -> None:
             fn(pointers, slots, begin, end, groups)
 
-        self.pool.run(run, groups, meta["workgroup_size"])
+        self.pool.run(run, groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
 
     def _pointers(self, name: str, meta: dict[str, Any], buffers: Sequence[Any]) -> Any:
         expected = meta["buffers"]

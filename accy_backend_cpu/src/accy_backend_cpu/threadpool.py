@@ -48,7 +48,12 @@ class WorkgroupPool:
             return self._executor
 
     def run(self, fn: Callable[[int, int], None], groups: int, items_per_group: int) -> None:
-        """Call ``fn`` on ranges covering ``[0, groups)``; re-raise the first failure."""
+        """Call ``fn`` on ranges covering ``[0, groups)``; re-raise the first failure.
+
+        ``items_per_group`` is the work of one group (work-items, or work-items times their
+        loop iterations): a launch of less than ``min_items_per_thread`` per thread runs
+        with fewer threads.
+        """
         useful = (groups * items_per_group) // self.min_items_per_thread
         parts = min(self.num_threads, groups, max(1, useful))
         if parts <= 1:

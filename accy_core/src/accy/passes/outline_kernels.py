@@ -6,10 +6,11 @@ the memory plan updates in place is not a separate buffer: the kernel reads it t
 element counts are constants in the kernel and there are no scalars.
 
 - ``map`` regions: one work-item per output element, ``gid < n`` guard.
-- ``reduce`` regions (``reduce.*``, ``dot_general``): one work-item per output element with a
-  serial loop over the reduced elements, or — when there are few outputs and many reduced
-  elements — one work-group per output element: strided per-item partial results, then a
-  shared-memory tree reduction with barriers.
+- ``reduce`` regions (``reduce.*``, ``dot_general``): on host (CPU) targets, ``lanes``
+  kernels (:mod:`accy.passes.reduce_lanes`) where the reduced axes are contiguous; else
+  one work-item per output element with a serial loop over the reduced elements, or — when
+  there are few outputs and many reduced elements — one work-group per output element:
+  strided per-item partial results, then a shared-memory tree reduction with barriers.
 
 Kernels are stored in ``module.attrs["kernels"]`` (name → Kernel); each region records
 ``kernel``, ``workgroup_size`` and ``groups`` (work-groups to launch), and ``candidates``:
@@ -69,6 +70,7 @@ from accy.passes.kernel_exprs import (
     identity,
 )
 from accy.passes.loop_budget import fit_loop_budget
+from accy.passes.reduce_lanes import column_width, emit_lanes, lanes_view
 from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 
 __all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
@@ -289,6 +291,8 @@ def _emit_reduce(em: _Emitter, out: Value,
     n_out, n_red = out.type.num_elements, math.prod(red)
     check_size(n_red, f"'{root.name}' reduced extent")
     dtype = out.type.dtype.value
+    if cand.variant == "lanes" and lanes_view(root) is not None:
+        return emit_lanes(em, root, cand.workgroup_size, cand.items_per_thread, n_out)
     tree = cand.variant == "tree"
     o = Var("o", IDX)
     out_idx = Index(out.type.shape, linear=o)
@@ -353,10 +357,14 @@ def candidates_for(region: Operation, profile: Any = None) -> list[LaunchCandida
     out = region.regions[0].block.ops[-1].operands[0]
     if profile is None:
         return region_candidates(kind, n_out, n_red, element_bytes=out.type.dtype.itemsize)
+    view = lanes_view(out.defining_op) if kind == "reduce" else None
+    width = None
+    if view is not None and "host_memory" in profile.features:
+        width = column_width(view[2]) if view[2] > 1 else 1
     return region_candidates(kind, n_out, n_red, subgroup_size=profile.subgroup_size,
                              max_workgroup_size=profile.max_workgroup_size,
                              shared_memory_bytes=profile.shared_memory_bytes,
-                             element_bytes=out.type.dtype.itemsize)
+                             element_bytes=out.type.dtype.itemsize, lanes_width=width)
 
 
 def outline_region(region: Operation, name: str,
@@ -364,8 +372,10 @@ def outline_region(region: Operation, name: str,
     """Kernel IR for one region and the number of work-groups to launch.
 
     ``candidate`` picks the launch (work-group size, items per thread, variant); None is the
-    default (:func:`accy.tuning.default_candidate`). A ``tree`` candidate on a map region, or
-    a ``map`` one on a reduction, falls back to the region's own kind.
+    default (:func:`accy.tuning.default_candidate`). A ``tree`` or ``lanes`` candidate on a
+    map region, or a ``map`` one on a reduction, falls back to the region's own kind; a
+    ``lanes`` one on a reduction without a lanes form (a contraction, non-contiguous reduced
+    axes) to a ``serial`` one.
     """
     em = _Emitter(region)
     out = em.yielded()
@@ -384,7 +394,7 @@ def outline_region(region: Operation, name: str,
             )
     cand = candidate or default_candidate(*region_extents(region))
     if is_reduce:
-        if cand.variant == "map":
+        if cand.variant == "map" or (cand.variant == "lanes" and lanes_view(root) is None):
             cand = default_candidate(*region_extents(region))
         body, ws, groups, shared = _emit_reduce(em, out, cand)
     else:
@@ -426,9 +436,9 @@ class OutlineKernelsPass(Pass):
                     continue
                 name = _kernel_name(fn.name, k, op.attrs.get("kind", "map"), kernels)
                 k += 1
-                kernel, groups = outline_region(op, name)
                 cands = candidates_for(op, ctx.target_profile)
                 default = cands[0] if cands else None
+                kernel, groups = outline_region(op, name, default)
                 kernel, groups, cands = fit_loop_budget(op, name, kernel, groups, cands,
                                                         ctx.target_profile, outline_region)
                 if cands and cands[0] != default:

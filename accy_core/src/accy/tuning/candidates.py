@@ -4,8 +4,10 @@ A :class:`LaunchCandidate` is a work-group size (work-items), items per thread (
 elements each work-item computes, grid-stride) and a variant: ``map`` for elementwise
 regions, ``serial`` (one work-item per output, a serial loop over the reduced elements) or
 ``tree`` (one work-group per output, strided partial results and a shared-memory tree, so
-its work-group size must be a power of two) for reductions and contractions. Labels read
-``serial-wg64-ipt1`` and parse back.
+its work-group size must be a power of two) for reductions and contractions, and on host
+(CPU) targets ``lanes`` (:mod:`accy.passes.reduce_lanes`: independent accumulators the SIMD
+units vectorize; ``items_per_thread`` is the outputs per work-item of a column reduction).
+Labels read ``serial-wg64-ipt1`` and parse back.
 
 :func:`region_candidates` lists at most :data:`MAX_CANDIDATES` candidates for a region, the
 default first (the choice the outliner makes without tuning), work-group sizes powers of two
@@ -36,8 +38,8 @@ MIN_WORKGROUP = 32
 TREE_WORKGROUP = 256
 TREE_MAX_OUTPUTS = 64
 TREE_MIN_REDUCED = 1024
-VARIANTS = ("map", "serial", "tree")
-_LABEL = re.compile(r"^(map|serial|tree)-wg(\d+)-ipt(\d+)$")
+VARIANTS = ("map", "serial", "tree", "lanes")
+_LABEL = re.compile(r"^(map|serial|tree|lanes)-wg(\d+)-ipt(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,12 @@ class LaunchCandidate:
         """Parse a :meth:`label`.
 
         Raises:
-            InputError: not of the form ``<map|serial|tree>-wg<N>-ipt<M>``.
+            InputError: not of the form ``<map|serial|tree|lanes>-wg<N>-ipt<M>``.
         """
         m = _LABEL.match(label.strip())
         if m is None or int(m[2]) < 1 or int(m[3]) < 1:
             raise InputError(f"launch candidate {label!r}: expected "
-                             "'<map|serial|tree>-wg<N>-ipt<M>' such as 'serial-wg64-ipt1'")
+                             "'<map|serial|tree|lanes>-wg<N>-ipt<M>' such as 'serial-wg64-ipt1'")
         return cls(m[1], int(m[2]), int(m[3]))
 
 
@@ -108,7 +110,8 @@ def default_candidate(kind: str, n_out: int, n_red: int = 0) -> LaunchCandidate:
 
 def region_candidates(kind: str, n_out: int, n_red: int = 0, *, subgroup_size: int = 1,
                       max_workgroup_size: int = 1024, shared_memory_bytes: int = 1 << 15,
-                      element_bytes: int = 4) -> list[LaunchCandidate]:
+                      element_bytes: int = 4,
+                      lanes_width: int | None = None) -> list[LaunchCandidate]:
     """At most :data:`MAX_CANDIDATES` candidates for one region, the default first.
 
     Args:
@@ -119,8 +122,13 @@ def region_candidates(kind: str, n_out: int, n_red: int = 0, *, subgroup_size: i
         shared_memory_bytes: the target's shared memory per work-group (bytes), which caps
             ``tree`` work-groups at ``shared_memory_bytes // element_bytes``.
         element_bytes: bytes of the accumulator dtype.
+        lanes_width: on a host target, the outputs per work-item of the region's ``lanes``
+            form (1 for a row reduction), which then becomes the default (work-groups of one
+            work-item: the CPU pool splits by work-groups); None where it has none.
     """
     out = [default_candidate(kind, n_out, n_red)]
+    if kind == "reduce" and lanes_width is not None:
+        out.insert(0, LaunchCandidate("lanes", 1, lanes_width))
     reach = max(_pow2_at_least(n_out), MIN_WORKGROUP)
     if kind != "reduce":
         wanted = [LaunchCandidate("map", ws, ipt) for ipt in (1, 4)

@@ -1,0 +1,91 @@
+"""``lanes`` reductions (accy.passes.reduce_lanes): block edges, column tails, NaN, accuracy.
+
+The CPU outlines row/column/full reductions with independent accumulators; other backends
+keep ``serial``/``tree`` kernels, so the same programs check that both agree with numpy.
+"""
+
+from __future__ import annotations
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy.errors import CapabilityError
+from accy.passes.reduce_lanes import COLUMN_WIDTH, ROW_LANES
+
+BLOCK = ROW_LANES * 8
+# rows: empty-ish, one, below/at/above one block, prime; columns: below/at/above the width
+SHAPES = [(1, 1), (3, 1), (2, 2 * ROW_LANES - 1), (2, BLOCK), (3, BLOCK + 1), (2, 1031),
+          (1, 3 * BLOCK + 7), (5, 0), (COLUMN_WIDTH + 3, 2), (3, COLUMN_WIDTH + 5), (4, 5, 6)]
+
+OTHER_BACKENDS = [(3, BLOCK + 1), (COLUMN_WIDTH + 3, 2)]
+
+
+def _program(x):
+    return (anp.sum(x, axis=-1), anp.max(x, axis=-1), anp.min(x, axis=0), anp.sum(x, axis=0),
+            anp.sum(x))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "i32"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_lanes_match_numpy(backend, shape, dtype):
+    if backend != "cpu" and (dtype != "f32" or shape not in OTHER_BACKENDS):
+        pytest.skip("the other backends do not outline lanes kernels; cpu covers the rest")
+    rng = np.random.default_rng(sum(shape))
+    x = rng.integers(-9, 10, shape).astype({"f32": np.float32, "f64": np.float64,
+                                             "i32": np.int32}[dtype])  # float sums exact
+    if 0 in shape:  # max/min of an empty axis is an error in numpy: sums only
+        got = accy.jit(lambda a: (anp.sum(a, axis=-1), anp.sum(a)), backend=backend)(x)
+        np.testing.assert_array_equal(got[0], x.sum(axis=-1))
+        assert got[1] == 0
+        return
+    try:
+        got = accy.jit(_program, backend=backend)(x)
+    except CapabilityError as e:
+        pytest.skip(str(e))
+    want = (x.sum(axis=-1), x.max(axis=-1), x.min(axis=0), x.sum(axis=0), x.sum())
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_array_equal(np.asarray(g), w, err_msg=f"result {k}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lanes_max_min_propagate_nan(backend, dtype):
+    x = np.arange(3 * 700, dtype=dtype).reshape(3, 700)
+    x[0, 5] = np.nan  # in a block lane
+    x[1, 699] = np.nan  # in the tail
+    x[2, 600] = -np.inf
+    y = x.T.copy()  # the same values as column reductions
+    try:
+        got = accy.jit(lambda a, b: (anp.max(a, axis=1), anp.min(a, axis=1),
+                                     anp.max(b, axis=0), anp.min(b, axis=0)),
+                       backend=backend)(x, y)
+    except CapabilityError as e:
+        pytest.skip(str(e))
+    want = (x.max(axis=1), x.min(axis=1), y.max(axis=0), y.min(axis=0))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_row_sum_accuracy_beats_one_accumulator():
+    """1 followed by 2**17 values of 1e-8 in f32: one accumulator chain stays at 1.0 (each
+    add rounds away), numpy's pairwise sum and the blocked Kahan lanes keep the 1.3e-3."""
+    n = 1 << 17
+    x = np.full((2, n + 1), 1e-8, np.float32)
+    x[:, 0] = 1.0
+    exact = 1.0 + n * float(np.float32(1e-8))
+    got = np.asarray(accy.jit(lambda a: anp.sum(a, axis=1), backend="cpu")(x))
+    np.testing.assert_allclose(got, exact, rtol=2e-7)
+    np.testing.assert_allclose(x.sum(axis=1), exact, rtol=2e-6)  # numpy as the anchor
+
+
+def test_cpu_outlines_lanes_and_splits_by_work():
+    """The CPU default is a lanes kernel whose artifact records its loop work, so the pool
+    splits a few long work-items (8 rows of 4096) over its threads."""
+    from accy.kernel.loops import loop_trips
+
+    x = np.ones((8, 4096), np.float32)
+    exe = accy.jit(lambda a: anp.sum(a, axis=1), backend="cpu").compile(x)
+    (kernel,) = exe.kernels.values()
+    assert kernel.workgroup_size == 1 and not kernel.shared
+    assert loop_trips(kernel) >= 4096 // ROW_LANES
+    np.testing.assert_array_equal(exe(x)[0], np.full(8, 4096, np.float32))
