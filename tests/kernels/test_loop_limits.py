@@ -220,8 +220,10 @@ def _kernels_under(shape, axes, limit):
     from accy.passes import PassContext, run_stages
     from accy.plugins import open_backend
 
-    profile = dataclasses.replace(open_backend("cpu").target_profile(),
-                                  max_loop_iterations=limit)
+    cpu = open_backend("cpu").target_profile()
+    # a device profile: without host_memory the CPU would outline lanes kernels instead
+    profile = dataclasses.replace(cpu, max_loop_iterations=limit,
+                                  features=cpu.features - {"host_memory"})
     ctx = PassContext(target_profile=profile, backend="cpu")
     final = run_stages(_reduce_module(shape, axes), ctx, until="kernel")[-1].module
     return final.attrs["kernels"]
