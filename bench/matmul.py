@@ -4,7 +4,8 @@ One run prints, per case: best-of-R wall time of a compiled accy program and of 
 (pinned to accy's thread count with threadpoolctl), GFLOP/s, the ratio accy / numpy and
 the fraction of the machine's peak. Cases: square f32 and f64 (256, 512, 1024; 2048 with
 ``--big``), tall-skinny 65536x64 @ 64x64, matrix-vector 4096x4096 @ 4096 (reported in GB/s
-of A against a measured memory bandwidth), batched 64 x 128x128, the MLP layer
+of A against a memory bandwidth measured over as many bytes), 64x65536 @ 65536x64 (split-K
+on machines with more threads than its 44 tiles need), batched 64 x 128x128, the MLP layer
 ``relu(x @ W + b)`` (one accy kernel pass vs numpy's three calls) and an attention block
 ``softmax(q k^T / sqrt(d)) v``. ``--vulkan`` adds lavapipe: the family against the generic
 one-work-item-per-output kernels (``fusion{contraction=loops}``) at small sizes.
@@ -55,17 +56,30 @@ def _peak_gflops(threads: int, dtype) -> tuple[float, str]:
     return peak, f"{threads} cores x {ghz:.2f} GHz x {lanes} lanes x 2 FMA pipes x 2"
 
 
-def _memory_bandwidth(repeat: int, threads: int) -> float:
-    """GB/s: the best of a 128 MiB copy (read + write) and a BLAS dot of two 64 MiB vectors
+def _memory_bandwidth(repeat: int, threads: int, nbytes: int) -> tuple[float, str]:
+    """GB/s over a working set of ``nbytes`` (the matrix-vector operand's, so that both see
+    the same mix of L3 and DRAM): the best of a numpy copy (``nbytes/2`` read + written,
+    one thread), a STREAM triad ``a = b + s*c`` (numpy, one thread: three ``nbytes/3``
+    arrays, the temporary ``s*c`` kept in place) and a BLAS dot of two ``nbytes/2`` vectors
     (reads only) on ``threads`` threads."""
     from threadpoolctl import threadpool_limits
 
-    a = np.ones(1 << 25, np.float32)
+    half = max(1, nbytes // 8)
+    a = np.ones(half, np.float32)
     b = np.empty_like(a)
     copy = 2 * a.nbytes / _timed(lambda: np.copyto(b, a), repeat)
+    third = max(1, nbytes // 12)
+    x, y, z = (np.ones(third, np.float32) for _ in range(3))
+
+    def triad():
+        np.multiply(z, np.float32(3.0), out=x)
+        np.add(y, x, out=x)
+    tri = 3 * x.nbytes / _timed(triad, repeat)  # counted as STREAM does: 2 reads + 1 write
     with threadpool_limits(threads):
         dot = 2 * a.nbytes / _timed(lambda: np.dot(a, b), repeat)
-    return max(copy, dot) / 1e9
+    best = max(copy, tri, dot)
+    return best / 1e9, (f"copy {copy / 1e9:.1f}, triad {tri / 1e9:.1f}, dot x{threads} "
+                        f"{dot / 1e9:.1f} GB/s over {nbytes >> 20} MiB")
 
 
 def _compile(fn, args, backend="cpu"):
@@ -104,6 +118,8 @@ def cases(big: bool):
                    (arr(n, n, dtype=dt), arr(n, n, dtype=dt)), 2 * n**3, dt)
     yield ("tall-skinny 65536x64@64x64", mm, mm, (arr(65536, 64), arr(64, 64)),
            2 * 65536 * 64 * 64, np.float32)
+    yield ("small-MN 64x65536@65536x64", mm, mm, (arr(64, 65536), arr(65536, 64)),
+           2 * 64 * 65536 * 64, np.float32)
     yield ("batched 64x128x128", mm, mm, (arr(64, 128, 128), arr(64, 128, 128)),
            2 * 64 * 128**3, np.float32)
     yield ("MLP relu(x@W+b) 256x1024", lambda x, w, b: anp.maximum(x @ w + b, 0.0),
@@ -138,12 +154,13 @@ def run_cpu(repeat: int, big: bool, threads: int) -> None:
     t_accy = _timed(lambda: exe(a, x), repeat)
     with threadpool_limits(threads):
         t_np = _timed(lambda: a @ x, repeat)
-    bw = _memory_bandwidth(repeat, threads)
+    bw, how = _memory_bandwidth(repeat, threads, a.nbytes)
     ga, gn = a.nbytes / t_accy / 1e9, a.nbytes / t_np / 1e9
     print(f"{'matvec 4096x4096@4096':<28} accy {t_accy * 1e3:9.2f} ms {ga:6.1f} GB/s "
           f"({100 * ga / bw:4.0f}% of measured bandwidth {bw:.1f} GB/s) | numpy "
           f"{t_np * 1e3:9.2f} ms "
           f"{gn:6.1f} GB/s | accy/numpy {t_np / t_accy:5.2f}")
+    print(f"bandwidth: {how}")
     print("peak f32:", _peak_gflops(threads, np.float32)[1])
     _numba(repeat, threads)
 

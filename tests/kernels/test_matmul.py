@@ -8,6 +8,7 @@ import zlib
 import numpy as np
 import pytest
 from accy.errors import InputError, UnsupportedError
+from accy.families import Candidate
 
 import accy_kernels as ak
 
@@ -138,3 +139,75 @@ def test_matmul_reads_views_without_copy():
     assert strides == (1, 6) and off == 0
     flat, strides, off = operand_view(base[1:, 2:5])
     assert np.shares_memory(flat, base) and off == 8 and strides == (6, 1)
+
+
+#: tiny cache blocks: several k-blocks (accumulating launches), partial MC / NC blocks
+KBLOCKS = Candidate(0, 1, (("kc", 8), ("ku", 4), ("mc", 12), ("mr", 6), ("nc", 32), ("nv", 2)))
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("trans", ["nn", "tn", "nt"])
+@pytest.mark.parametrize("batch", ["both", "a"])
+def test_matmul_blocked_k_blocks(dtype, trans, batch):
+    """Cache-blocked ``blocked`` on the CPU: k cut into blocks of 8 (k = 1, 31, 33, 127),
+    2-tile row blocks and 2-tile column blocks (odd sizes leave partial ones)."""
+    rng = np.random.default_rng(zlib.crc32(f"kb{dtype}{trans}{batch}".encode()))
+    for shape in [(7, 31, 33), (33, 7, 127), (31, 33, 1), (13, 47, 31)]:
+        sa, sb = _batched(shape, batch)
+        a = _operand(rng, dtype, sa, trans[0] == "t")
+        b = _operand(rng, dtype, sb, trans[1] == "t")
+        check(ak.matmul(a, b, variant="blocked", candidate=KBLOCKS), a, b, dtype)
+
+
+def test_host_caches_sysfs_and_env(tmp_path, monkeypatch):
+    from accy_kernels.host_caches import DEFAULT_CACHES, host_caches, parse_size
+
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"),
+                                             (2, "Unified", "2048K"), (3, "Unified", "")]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        for name, text in (("level", str(level)), ("type", kind), ("size", size)):
+            (d / name).write_text(text + "\n")
+    assert host_caches(str(tmp_path)) == (48 << 10, 2 << 20, DEFAULT_CACHES[2])
+    assert host_caches(str(tmp_path / "missing")) == DEFAULT_CACHES
+    assert parse_size("1M") == 1 << 20
+    with pytest.raises(InputError):
+        parse_size("big")
+    monkeypatch.setenv("ACCY_HOST_CACHES", "1,2")
+    host_caches.cache_clear()
+    try:
+        with pytest.raises(InputError, match="ACCY_HOST_CACHES"):
+            host_caches()
+    finally:
+        monkeypatch.delenv("ACCY_HOST_CACHES")
+        host_caches.cache_clear()
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("trans", ["nn", "tt"])
+def test_matmul_split_k(dtype, trans):
+    """Split-K on the CPU: forced slice counts (more slices than k, uneven last slice, a
+    slice per element) and the default for a 1-tile output with a long k."""
+    rng = np.random.default_rng(zlib.crc32(f"sk{dtype}{trans}".encode()))
+    for (m, n, k), splits in [((7, 33, 31), 3), ((13, 47, 127), 4), ((1, 1, 7), 9),
+                              ((5, 3, 2500), 0)]:
+        a = _operand(rng, dtype, (m, k), trans[0] == "t")
+        b = _operand(rng, dtype, (k, n), trans[1] == "t")
+        cand = Candidate(0, 1, (("ku", 4), ("mr", 6), ("nv", 2), ("splits", splits)))
+        check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, dtype)
+
+
+def test_split_k_choice():
+    from accy_kernels.matmul_problem import MatmulProblem
+    from accy_kernels.matmul_splitk import splits_for
+
+    def prob(m, n, k, batch=1):
+        return MatmulProblem("f32", batch, m, n, k, (0, k, 1), (0, n, 1))
+
+    none = Candidate(0, 1, ())
+    assert splits_for(prob(64, 64, 65536), 44, 2, none) == 1  # 44 tiles fill 2 threads
+    assert splits_for(prob(64, 64, 65536), 44, 64, none) == 3
+    assert splits_for(prob(6, 16, 1 << 20), 1, 8, none) == 16
+    assert splits_for(prob(6, 16, 1500), 1, 8, none) == 1  # slices under MIN_SLICE
+    assert splits_for(prob(6, 16, 1 << 20, batch=2), 2, 8, none) == 1
+

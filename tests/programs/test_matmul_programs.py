@@ -142,3 +142,39 @@ def _fused_result(x, w, b):
         return exe(x, w, b)[0]
     finally:
         register_pipeline("dispatch", old, replace=True, provider="accy-core")
+
+
+@pytest.fixture
+def tiny_caches(monkeypatch):
+    """Host caches of 512 B / 4 KiB / 64 KiB: the blocked variant cuts k into blocks of 16
+    and the output into 1-tile cache blocks (several accumulating launches)."""
+    from accy_kernels.host_caches import host_caches
+
+    monkeypatch.setenv("ACCY_HOST_CACHES", "512,4096,65536")
+    host_caches.cache_clear()
+    yield
+    monkeypatch.delenv("ACCY_HOST_CACHES")
+    host_caches.cache_clear()
+
+
+def test_epilogues_after_k_blocks(tiny_caches):
+    """The fused epilogue runs once, after the last k-block: bias + relu, residual, and a
+    casting epilogue (which keeps one k-block) equal numpy."""
+    x, w, b = _f32(33, 70), _f32(70, 45), _f32(45)
+    (got,) = _compile(_mlp, (x, w, b), "cpu")(x, w, b)
+    _close(got, np.maximum(x @ w + b, 0), 70)
+    a = RNG.integers(-20, 20, (31, 65)).astype(np.int32)
+    c = RNG.integers(-20, 20, (65, 33)).astype(np.int32)
+    (got,) = _compile(lambda a, c: a @ c + a[:, :33], (a, c), "cpu")(a, c)
+    np.testing.assert_array_equal(got, a @ c + a[:, :33])
+    (got,) = _compile(lambda x, w: (x @ w).astype(np.float64) * 3.0, (x, w), "cpu")(x, w)
+    assert got.dtype == np.float64
+    _close(got, (x @ w).astype(np.float64) * 3.0, 3 * 70)
+
+
+def test_split_k_epilogue():
+    """A 1-tile output with a long k runs split-K on the CPU; bias + relu apply once, in the
+    partials' sum."""
+    x, w, b = _f32(5, 2500), _f32(2500, 3), _f32(3)
+    (got,) = _compile(_mlp, (x, w, b), "cpu")(x, w, b)
+    _close(got, np.maximum(x @ w + b, 0), 2500)

@@ -21,15 +21,15 @@ from __future__ import annotations
 import functools
 
 from accy.families import Candidate, host_like
-from accy.kernel import KernelBuilder, call, fma
+from accy.kernel import KernelBuilder, call, fma, where
 
-from accy_kernels._common import ceil_div, groups_for
+from accy_kernels._common import ceil_div
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+from accy_kernels.matmul_splitk import RED_WG, reduce_kernel, splits_for
+from accy_kernels.matmul_store import store_element
 
-__all__ = ["blocked_kernel", "candidates", "pack_kernel", "plan_blocked", "simd_lanes", "spread"]
-
-PACK_WG = 256
-
+__all__ = ["blocked_kernel", "blocking", "candidates", "pack_kernel", "plan_blocked", "simd_lanes",
+           "spread", "tile_order"]
 
 def simd_lanes(backend, dtype: str) -> int:
     """Vector lanes of ``dtype`` on the host (``simd512`` / ``simd256`` features; else 4)."""
@@ -39,54 +39,96 @@ def simd_lanes(backend, dtype: str) -> int:
 
 
 @functools.cache
-def pack_kernel(dtype: str, width: int):
+def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8):
     """Pack an operand into k-major panels of ``width`` rows (A) or columns (B).
 
-    Buffers (packed: write, src: read); scalars total, rows, k, kp, tiles (i32), offset,
-    s_batch, s_row, s_k (i64: element strides). Element ``gid`` of the packed array is
-    ``src[b, t*width + r, p]`` (zero outside ``rows x k``) with ``gid = ((b*tiles + t)*kp +
-    p)*width + r``.
+    Buffers (packed: write, src: read); scalars rows, k, tiles, stride (i32), offset,
+    s_batch, s_row, s_k (i64: element strides). Element ``((b*tiles + t)*k + p)*width + r``
+    of the packed array is ``src[b, t*width + r, p]`` (zero for rows past ``rows``).
+    Work-group ``g`` (with ``g % stride == 0``: :func:`spread`) packs panel ``g / stride``
+    (``b*tiles + t``), walking ``p`` at work-group level:
+
+    - ``unit="rows"`` (``s_row`` is 1, e.g. ``B`` row-major; ``width`` work-items): one
+      contiguous run of ``width`` elements per ``p``, copied with vector loads and stores
+      (``unit="any"``: the same with a run-time ``s_row``);
+    - ``unit="k"`` (``s_k`` is 1, e.g. ``A`` row-major; ``lanes`` work-items): chunks of
+      ``lanes`` consecutive ``p`` of each of the ``width`` rows (vector loads), stored
+      interleaved; the last partial chunk behind a bound check.
+
+    No division per element (the former kernel's one work-item per element spent most of a
+    pack on index arithmetic: 9 ns per element, as long as the product's k-block at 1024).
     """
-    kb = KernelBuilder(f"matmul_pack_{dtype}_w{width}_wg{PACK_WG}", PACK_WG)
+    wg = lanes if unit == "k" else width
+    kb = KernelBuilder(f"matmul_pack_{dtype}_w{width}_{unit}{wg}", wg)
     out, src = kb.buffer("packed", dtype, "write"), kb.buffer("src", dtype, "read")
-    total, rows, k = kb.scalar("total", "i32"), kb.scalar("rows", "i32"), kb.scalar("k", "i32")
-    kp, tiles = kb.scalar("kp", "i32"), kb.scalar("tiles", "i32")
+    rows, k = kb.scalar("rows", "i32"), kb.scalar("k", "i32")
+    tiles, stride = kb.scalar("tiles", "i32"), kb.scalar("stride", "i32")
     off, sb, sr, sk = (kb.scalar(n, "i64") for n in ("offset", "s_batch", "s_row", "s_k"))
-    g = kb.global_id()
-    with kb.if_(g < total):
-        r = kb.let("r", g % width)
-        t = kb.let("t", g / width)
-        p = kb.let("p", t % kp)
-        t2 = kb.let("t2", t / kp)
-        row = kb.let("row", (t2 % tiles) * width + r)
-        b = kb.let("b", t2 / tiles)
-        with kb.if_((row < rows) & (p < k)):
-            idx = off + b.cast("i64") * sb + row.cast("i64") * sr + p.cast("i64") * sk
-            kb.store(out, g, src[idx])
-        with kb.else_():
-            kb.store(out, g, kb.const(0, dtype))
+    g, lid = kb.group_id(), kb.local_id()
+    zero = kb.const(0, dtype)
+    with kb.if_(g % stride == 0):
+        panel = kb.let("pk_panel", g / stride)
+        t, b = kb.let("pk_t", panel % tiles), kb.let("pk_b", panel / tiles)
+        k64 = kb.let("pk_k", k.cast("i64"))
+        dst = kb.let("pk_dst", panel.cast("i64") * k64 * width)
+        base = kb.let("pk_base", off + b.cast("i64") * sb)
+        if unit != "k":
+            row = kb.let("pk_row", t * width + lid)
+            ok = kb.let("pk_ok", row < rows)
+            rowc = call("min", row, rows - 1).cast("i64")
+            src_row = kb.let("pk_src", base + (rowc if unit == "rows" else rowc * sr))
+            with kb.for_("pk_p", kb.const(0, "i64"), k64) as p:
+                kb.store(out, dst + p * width + lid.cast("i64"),
+                         where(ok, src[src_row + p * sk], zero))
+                kb.barrier()
+        else:
+            rbase = []
+            for r in range(width):
+                row = t * width + r
+                rbase.append((kb.let(f"pk_ok{r}", row < rows), kb.let(
+                    f"pk_src{r}", base + call("min", row, rows - 1).cast("i64") * sr)))
+            kfull = kb.let("pk_kfull", (k64 / lanes) * lanes)
+
+            def chunk(p) -> None:
+                for r, (ok, sbase) in enumerate(rbase):
+                    kb.store(out, dst + p * width + r, where(ok, src[sbase + p], zero))
+
+            with kb.for_("pk_p", kb.const(0, "i64"), kfull, lanes) as p0:
+                chunk(p0 + lid.cast("i64"))
+                kb.barrier()
+            pt = kb.let("pk_pt", kfull + lid.cast("i64"))
+            with kb.if_(pt < k64):
+                chunk(pt)
     return kb.build()
 
 
 @functools.cache
 def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bool = True,
-                   pack_b: bool = True, epilogue: Epilogue = NO_EPILOGUE, split: bool = True):
+                   pack_b: bool = True, epilogue: Epilogue = NO_EPILOGUE, split: bool = True,
+                   accumulate: bool = False, ksplit: bool = False):
     """The ``MR x (lanes*nv)`` tile kernel (see the module docstring).
 
     Buffers (c: write, a, b, *epilogue buffers): ``a``/``b`` packed panels (``pack_a``,
     ``pack_b``) or the operands themselves (``A`` with unit ``p`` stride, rows clamped to
     ``m - 1``; ``B`` with unit ``j`` stride and ``n`` a multiple of ``NR``). Scalars m, n,
-    k, tiles_m, tiles_n, tiles, stride (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64).
+    k, tiles_m, tiles_n, tiles, stride (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64),
+    p0, p1 (i64: the slice ``p0 <= p < p1`` of the contracted axis summed), mc_tiles,
+    nc_tiles (i32: row and column tiles per cache block, see :func:`tile_order`).
     Packed: ``a_sb``/``b_sb`` are the elements of one batch's panels (0: shared by every
-    batch), the other strides unused.
+    batch), the other strides unused. ``accumulate``: ``C`` (then ``readwrite``, of the
+    accumulator's dtype) already holds the sum over ``p < p0``, to which the tile is added
+    before the epilogue (the k-blocks after the first). ``ksplit``: split-K
+    (:mod:`accy_kernels.matmul_splitk`); the batch index ``s`` of a tile is its split, which
+    sums ``p0 + s*ks <= p < min(p1, p0 + (s+1)*ks)`` (extra scalar ks, i64) into slice ``s``
+    of ``C`` (operand batch strides 0).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
     pk = ("p" if pack_a else "d") + ("p" if pack_b else "d")
-    pk += "" if split else "g"
+    pk += ("" if split else "g") + ("_acc" if accumulate else "") + ("_sk" if ksplit else "")
     name = f"matmul_blocked_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_{pk}{epilogue.tag()}"
     kb = KernelBuilder(name, lanes)
-    c = kb.buffer("c", out_dtype, "write")
+    c = kb.buffer("c", out_dtype, "readwrite" if accumulate else "write")
     a, b = kb.buffer("a", dtype, "read"), kb.buffer("b", dtype, "read")
     for bname, bdt in epilogue.buffers:
         kb.buffer(bname, bdt, "read")
@@ -95,14 +137,19 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     tiles, stride = kb.scalar("tiles", "i32"), kb.scalar("stride", "i32")
     a_off, a_sb, a_si = (kb.scalar(x, "i64") for x in ("a_off", "a_sb", "a_si"))
     b_off, b_sb, b_sp = (kb.scalar(x, "i64") for x in ("b_off", "b_sb", "b_sp"))
+    p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
+    mcb, ncb = kb.scalar("mc_tiles", "i32"), kb.scalar("nc_tiles", "i32")
     g, lid = kb.group_id(), kb.local_id()
     with kb.if_((g % stride == 0) & (g / stride < tiles)):
         t = kb.let("mm_t", g / stride)
         per = kb.let("mm_per", tm * tn)
         bt = kb.let("mm_b", t / per)
-        rem = kb.let("mm_rem", t % per)
-        jt, it = kb.let("mm_jt", rem / tm), kb.let("mm_it", rem % tm)
+        it, jt = tile_order(kb, t % per, tm, tn, mcb, ncb)
         k64 = kb.let("mm_k", k.cast("i64"))
+        if ksplit:
+            ks = kb.scalar("ks", "i64")
+            p_lo = kb.let("mm_plo", p_lo + bt.cast("i64") * ks)
+            p_hi = kb.let("mm_phi", call("min", p_hi, p_lo + ks))
         if pack_a:  # element (r, p) at a_rows[0] + p*mr + r
             a_rows = [kb.let("mm_abase", bt.cast("i64") * a_sb + it.cast("i64") * k64 * mr)]
             a_step = kb.const(mr, "i64")
@@ -132,20 +179,44 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
                         kb.assign(acc[r][v], fma(a_r, bv[v], acc[r][v]))
             kb.barrier()
 
-        kmain = kb.let("mm_kmain", (k64 / ku) * ku)
-        with kb.for_("mm_p", kb.const(0, "i64"), kmain, ku) as p:
+        kmain = kb.let("mm_kmain", p_lo + ((p_hi - p_lo) / ku) * ku)
+        with kb.for_("mm_p", p_lo, kmain, ku) as p:
             step(p, ku, "m")
         if ku > 1:
-            with kb.for_("mm_q", kmain, k64) as q:
+            with kb.for_("mm_q", kmain, p_hi) as q:
                 step(q, 1, "r")
         i0, j0 = kb.let("mm_i0", it * mr), kb.let("mm_j0", jt * nr)
         rows = [kb.let(f"mm_crow{r}", (bt * m + i0 + r).cast("i64") * n.cast("i64"))
                 for r in range(mr)]
-        _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split)
+        _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
+                    accumulate)
     return kb.build()
 
 
-def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split) -> None:
+def tile_order(kb: KernelBuilder, rem, tm, tn, mcb, ncb):
+    """``(row tile, column tile)`` of the ``rem``-th tile of one batch in cache-block order
+    (Goto & van de Geijn 2008, sec. 4; the BLIS loop nest of Van Zee & van de Geijn 2015):
+    blocks of ``ncb`` column tiles (the ``NC`` loop: a ``KC x NC`` slab of packed ``B`` in
+    L3), in each blocks of ``mcb`` row tiles (the ``MC`` loop: an ``MC x KC`` block of ``A``
+    in L2), in each the column tiles (``KC x NR`` slivers of ``B`` in L1), innermost the row
+    tiles that reuse that sliver. Blocks before the last of each level are full, so the
+    position is computed without tables. ``mcb = tm, ncb = tn``: one block (column-major
+    tile order)."""
+    cj = kb.let("mm_cj", ncb * tm)
+    jc = kb.let("mm_jc", rem / cj)
+    r1 = kb.let("mm_r1", rem % cj)
+    cnt_j = kb.let("mm_cntj", call("min", ncb, tn - jc * ncb))
+    ci = kb.let("mm_ci", mcb * cnt_j)
+    ic = kb.let("mm_ic", r1 / ci)
+    r2 = kb.let("mm_r2", r1 % ci)
+    cnt_i = kb.let("mm_cnti", call("min", mcb, tm - ic * mcb))
+    it = kb.let("mm_it", ic * mcb + r2 % cnt_i)
+    jt = kb.let("mm_jt", jc * ncb + r2 / cnt_i)
+    return it, jt
+
+
+def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
+                accumulate=False) -> None:
     """Store the tile. ``split``: whole tiles store without per-element bounds checks — the
     barriers make the branch a work-group-level one, each side its own work-item loop
     (host targets only: LLVM's SPIR-V backend misplaces the code SimplifyCFG hoists out of
@@ -158,8 +229,8 @@ def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split)
         for r in range(mr):
             for v in range(nv):
                 i, j = i0 + r, j0 + v * lanes
-                _store(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j + lid < n),
-                       lid, rows[r])
+                store_element(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j + lid < n),
+                       lid, rows[r], accumulate)
 
     if not split:
         guarded()
@@ -167,42 +238,12 @@ def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split)
     with kb.if_((i0 + mr <= m) & (j0 + nv * lanes <= n)):
         for r in range(mr):
             for v in range(nv):
-                _store(kb, c, epilogue, acc[r][v], bt, i0 + r, j0 + v * lanes, m, n, None,
-                       lid, rows[r])
+                store_element(kb, c, epilogue, acc[r][v], bt, i0 + r, j0 + v * lanes, m, n, None,
+                       lid, rows[r], accumulate)
         kb.barrier()
     with kb.else_():
         guarded()
         kb.barrier()
-
-
-def _store(kb: KernelBuilder, c, epilogue: Epilogue, acc, b, i, j, m, n, cond,
-           lane=None, row=None) -> None:
-    """``if cond: C[b, i, j] = epilogue(acc)`` (row-major ``(batch, m, n)``; ``cond``
-    None: in bounds, stored unconditionally; ``lane``: the column is ``j + lane``; ``row``:
-    ``(b*m + i) * n`` precomputed, i64).
-
-    The address and the stored value are computed before the branch (the epilogue at
-    ``(min(i, m-1), min(j, n-1))`` so that its loads stay in bounds), leaving only the
-    store inside it: LLVM's SPIR-V backend misplaces instructions of a branch's body that
-    end up in its header (after ``OpSelectionMerge``), which spirv-val rejects.
-    """
-    if lane is None:
-        idx = kb.let(kb.fresh("mm_c"), (b * m + i) * n + j)
-    else:  # 64-bit, uniform part + lane: consecutive lanes are consecutive addresses
-        row = (b * m + i).cast("i64") * n.cast("i64") if row is None else row
-        idx = kb.let(kb.fresh("mm_c"), row + j.cast("i64") + lane.cast("i64"))
-        j = j + lane
-    if epilogue.fn is not None and cond is not None:
-        i, j = call("min", i, m - 1), call("min", j, n - 1)
-    stmts, value = epilogue.apply(acc.expr, b.expr, i.expr, j.expr)
-    for s in stmts:
-        kb._emit(s)
-    if cond is None:  # known in bounds
-        kb.store(c, idx, value)
-        return
-    val = kb.let(kb.fresh("mm_v"), value) if epilogue.fn is not None else acc
-    with kb.if_(cond):
-        kb.store(c, idx, val)
 
 
 def spread(backend, tiles: int, workgroup_size: int) -> int:
@@ -220,24 +261,70 @@ def candidates() -> tuple[Candidate, ...]:
                  for mr, nv, ku in ((6, 2, 4), (4, 3, 4), (4, 2, 4), (6, 2, 1), (8, 1, 4)))
 
 
+#: most k-blocks (launches) of one product on a host backend
+MAX_K_BLOCKS = 16
+
+
+def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidate,
+             host: bool) -> tuple[int, int, int]:
+    """``(KC, MC tiles, NC tiles)``: the k-block and the row / column tiles per cache block.
+
+    Host backends (Goto & van de Geijn 2008; Van Zee & van de Geijn 2015): a ``KC x NR``
+    sliver of packed ``B`` takes half of L1 (the other half streams ``A`` and ``C``), an
+    ``MC x KC`` block of ``A`` half of L2, a ``KC x NC`` slab of ``B`` a quarter of L3
+    (shared by the cores); sizes from :func:`accy_kernels.host_caches.host_caches`, or the
+    candidate's options ``kc``, ``mc``, ``nc`` (elements). ``k`` up to 1.5 ``KC`` stays one
+    block; longer ones split into equal blocks (multiples of ``ku``), at most
+    :data:`MAX_K_BLOCKS` (one launch each: a long ``k`` gets longer blocks, their ``B``
+    slivers in L2 rather than L1, instead of hundreds of launches). Device backends:
+    one block (``KC = k``, whole-matrix tile order).
+    """
+    from accy_kernels.host_caches import host_caches
+
+    tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
+    if not host:
+        return max(prob.k, 1), max(tm, 1), max(tn, 1)
+    item = 8 if prob.dtype in ("f64", "i64") else 4
+    l1, l2, l3 = host_caches()
+    kc = int(candidate.option("kc", 0)) or max(4 * ku, l1 // 2 // (nr * item) // ku * ku)
+    if prob.k > kc + kc // 2:
+        blocks = min(ceil_div(prob.k, kc), MAX_K_BLOCKS)
+        kc = ceil_div(ceil_div(prob.k, blocks), ku) * ku
+    else:
+        kc = max(prob.k, 1)
+    mc = int(candidate.option("mc", 0)) or l2 // 2 // (kc * item)
+    nc = int(candidate.option("nc", 0)) or l3 // 4 // (kc * item)
+    return kc, max(1, min(tm, mc // mr)), max(1, min(tn, nc // nr))
+
+
 def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidate,
                  epilogue: Epilogue = NO_EPILOGUE, extra=()) -> None:
     """Append the pack and tile launches of ``prob`` to ``plan`` (slots ``a``, ``b``,
     ``out``, epilogue input slots ``extra``).
 
-    ``A`` is read in place when its ``k`` stride is 1 (rows are independent streams), else
-    packed; ``B`` is packed unless its rows
+    ``A`` is read in place when its ``k`` stride is 1 (rows are independent streams) and
+    the product is one k-block, else packed (an ``MC x KC`` block of rows with a
+    power-of-two stride would fall into few cache sets); ``B`` is packed unless its rows
     are unit-stride, ``n`` is a multiple of ``NR`` and it is reused little (at most 4 row
     tiles) or fits in L2 (256 KiB): packed panels avoid the cache-set conflicts of
-    power-of-two row strides. Candidate option ``pack_a`` packs ``A`` too.
+    power-of-two row strides. Candidate option ``pack_a`` packs ``A`` too. On host
+    backends ``k`` is cut into :func:`blocking`'s k-blocks, one launch each: the first
+    stores its partial tile, the next ones add theirs to ``C`` and the last applies the
+    epilogue (an epilogue that changes the dtype keeps one k-block). Products with too few
+    tiles for the host's threads and a long ``k`` use split-K instead
+    (:func:`accy_kernels.matmul_splitk.splits_for`).
     """
     dt = prob.dtype
+    host = host_like(backend)
     lanes = simd_lanes(backend, dt)
     mr, nv, ku = (int(candidate.option(k, d)) for k, d in (("mr", 6), ("nv", 2), ("ku", 4)))
     nr = lanes * nv
     tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
+    kc, mcb, ncb = blocking(prob, mr, nr, ku, candidate, host)
+    if epilogue.out_dtype not in (None, dt):
+        kc = max(prob.k, 1)
     item = 8 if dt in ("f64", "i64") else 4
-    pack_a = bool(candidate.option("pack_a", False)) or prob.a_strides[2] != 1
+    pack_a = bool(candidate.option("pack_a", kc < prob.k)) or prob.a_strides[2] != 1
     pack_b = not (prob.b_strides[2] == 1 and prob.n % nr == 0
                   and (tm <= 4 or prob.k * prob.n * item <= 256 * 1024))
     pack_b = bool(candidate.option("pack_b", pack_b)) or prob.b_strides[2] != 1 \
@@ -249,28 +336,80 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     b_sc = [("i64", prob.b_offset), ("i64", prob.b_strides[0]), ("i64", prob.b_strides[1])]
     if pack_a:
         ap = plan.temp(dt, a_bat * tm * k * mr)
-        _pack(plan, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
+        _pack(plan, backend, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
         a, a_sc = ap, [("i64", 0), ("i64", tm * k * mr if a_bat > 1 else 0), ("i64", 0)]
     if pack_b:
         bp = plan.temp(dt, b_bat * tn * k * nr)
         sb = prob.b_strides
-        _pack(plan, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset, (sb[0], sb[2], sb[1]))
+        _pack(plan, backend, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset, (sb[0], sb[2], sb[1]))
         b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", 0)]
+    splits = splits_for(prob, prob.batch * tm * tn, _threads(backend), candidate) \
+        if host else 1
+    if splits > 1:
+        _plan_split(plan, backend, prob, splits, (mr, lanes, nv, ku, pack_a, pack_b),
+                    (a, b, out, extra), (a_sc, b_sc, mcb, ncb), epilogue)
+        return
     tiles = prob.batch * tm * tn
     stride = spread(backend, tiles, lanes)
-    kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b, epilogue, host_like(backend))
-    plan.launch(kernel, tiles * stride, [out, a, b, *extra],
+    scalars = [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
+               ("i32", tiles), ("i32", stride), *a_sc, *b_sc]
+    starts = list(range(0, max(k, 1), kc))
+    for n_blk, p0 in enumerate(starts):
+        last = n_blk == len(starts) - 1
+        kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b,
+                                epilogue if last else NO_EPILOGUE, host, n_blk > 0)
+        plan.launch(kernel, tiles * stride, [out, a, b, *(extra if last else ())],
+                    [*scalars, ("i64", p0), ("i64", min(k, p0 + kc)), ("i32", mcb),
+                     ("i32", ncb)])
+
+
+def _threads(backend) -> int:
+    """Worker threads of a host backend (its pool's, else ``ACCY_NUM_THREADS``)."""
+    n = getattr(getattr(backend, "pool", None), "num_threads", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    from accy import config
+
+    return config.num_threads()
+
+
+def _plan_split(plan, backend, prob, splits, shape, slots, blocks, epilogue) -> None:
+    """Split-K launches (:mod:`accy_kernels.matmul_splitk`): every (slice, tile) pair into a
+    scratch of ``splits x m x n`` partials, then their sum with the epilogue."""
+    mr, lanes, nv, ku, pack_a, pack_b = shape
+    a, b, out, extra = slots
+    a_sc, b_sc, mcb, ncb = blocks
+    dt, k = prob.dtype, prob.k
+    ks = ceil_div(k, splits)
+    splits = ceil_div(k, ks)  # every slice non-empty
+    tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, lanes * nv)
+    part = plan.temp(dt, splits * prob.m * prob.n)
+    tiles = splits * tm * tn
+    stride = spread(backend, tiles, lanes)
+    a_sc = [a_sc[0], ("i64", 0), a_sc[2]]
+    b_sc = [b_sc[0], ("i64", 0), b_sc[2]]
+    kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b, NO_EPILOGUE, True, False,
+                            True)
+    plan.launch(kernel, tiles * stride, [part, a, b],
                 [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
-                 ("i32", tiles), ("i32", stride), *a_sc, *b_sc])
+                 ("i32", tiles), ("i32", stride), *a_sc, *b_sc, ("i64", 0), ("i64", k),
+                 ("i32", mcb), ("i32", ncb), ("i64", ks)])
+    red = reduce_kernel(dt, epilogue)
+    plan.launch(red, ceil_div(prob.m * prob.n, RED_WG), [out, part, *extra],
+                [("i32", prob.m), ("i32", prob.n), ("i32", splits)])
 
 
-def _pack(plan, dst, src, batches, tiles, width, rows, k, off, strides) -> None:
-    total = batches * tiles * k * width
-    if total == 0:
+def _pack(plan, backend, dst, src, batches, tiles, width, rows, k, off, strides) -> None:
+    """Launch :func:`pack_kernel` for ``batches x tiles`` panels (``strides``: batch, row,
+    k element strides of the source)."""
+    panels = batches * tiles
+    if panels * k == 0:
         return
     sb, sr, sk = strides
-    plan.launch(pack_kernel(dst.dtype, width), groups_for(total, PACK_WG), [dst, src],
-                [("i32", total), ("i32", rows), ("i32", k), ("i32", k), ("i32", tiles),
+    unit = "rows" if sr == 1 else "k" if sk == 1 else "any"
+    lanes = simd_lanes(backend, dst.dtype)
+    kernel = pack_kernel(dst.dtype, width, unit, lanes)
+    stride = spread(backend, panels, kernel.workgroup_size)
+    plan.launch(kernel, panels * stride, [dst, src],
+                [("i32", rows), ("i32", k), ("i32", tiles), ("i32", stride),
                  ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
-
-

@@ -22,8 +22,9 @@ from accy.families import Candidate
 from accy.kernel import KernelBuilder, call, fma
 
 from accy_kernels._common import ceil_div
-from accy_kernels.matmul_blocked import _store, simd_lanes
+from accy_kernels.matmul_blocked import simd_lanes, spread
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+from accy_kernels.matmul_store import store_element
 
 __all__ = ["candidates", "gemv_form", "plan_gemv", "rows_kernel", "cols_kernel"]
 
@@ -36,7 +37,8 @@ def _common(kb: KernelBuilder, dtype: str, epilogue: Epilogue):
     m, k, blocks = kb.scalar("m", "i32"), kb.scalar("k", "i32"), kb.scalar("blocks", "i32")
     a_off, sab, sa = (kb.scalar(s, "i64") for s in ("a_off", "sa_b", "sa_other"))
     x_off, sxb, sxp = (kb.scalar(s, "i64") for s in ("x_off", "sx_b", "sx_p"))
-    return c, a, x, m, k, blocks, a_off, sab, sa, x_off, sxb, sxp
+    stride = kb.scalar("stride", "i32")
+    return c, a, x, m, k, blocks, a_off, sab, sa, x_off, sxb, sxp, stride
 
 
 def _coords(swap: bool, bt, row):
@@ -48,17 +50,28 @@ def _coords(swap: bool, bt, row):
 def rows_kernel(dtype: str, w: int, r_rows: int, swap: bool, epilogue: Epilogue = NO_EPILOGUE,
                 x_unit: bool = True):
     """Rows form. Buffers (c: write, a, x, *epilogue); scalars m, k, blocks (i32), a_off,
-    sa_b, sa_i, x_off, sx_b, sx_p (i64). ``swap``: output row ``i`` is ``C[b, 0, i]``.
+    sa_b, sa_i, x_off, sx_b, sx_p (i64), stride (i32: work-group g computes block
+    g / stride when g % stride == 0, see :func:`accy_kernels.matmul_blocked.spread`).
+    ``swap``: output row ``i`` is ``C[b, 0, i]``.
     ``x_unit``: ``x`` has unit stride (``sx_p`` ignored), so its loads vectorize without a
     run-time stride check (which keeps the partial sums out of registers)."""
     name = (f"matmul_gemv_rows_{dtype}_w{w}_r{r_rows}{'_t' if swap else ''}"
             f"{'' if x_unit else '_xs'}{epilogue.tag()}")
     kb = KernelBuilder(name, w)
-    c, a, x, m, k, blocks, a_off, sab, sai, x_off, sxb, sxp = _common(kb, dtype, epilogue)
+    c, a, x, m, k, blocks, a_off, sab, sai, x_off, sxb, sxp, stride = _common(kb, dtype,
+                                                                             epilogue)
     if x_unit:
         sxp = kb.const(1, "i64")
     part = kb.shared("part", dtype, w * r_rows)
-    g, lid = kb.group_id(), kb.local_id()
+    with kb.if_(kb.group_id() % stride == 0):
+        _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_off, sab,
+                   sai, x_off, sxb, sxp, part, kb.let("mm_g", kb.group_id() / stride))
+    return kb.build()
+
+
+def _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_off, sab, sai,
+               x_off, sxb, sxp, part, g) -> None:
+    lid = kb.local_id()
     bt = kb.let("mm_b", g / blocks)
     i0 = kb.let("mm_i0", (g % blocks) * r_rows)
     xbase = kb.let("mm_xbase", x_off + bt.cast("i64") * sxb)
@@ -87,8 +100,7 @@ def rows_kernel(dtype: str, w: int, r_rows: int, swap: bool, epilogue: Epilogue 
             kb.assign(s, s + part[lid * w + q])
         i = i0 + lid
         b_, i_, j_ = _coords(swap, bt, i)
-        _store(kb, c, epilogue, s, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
-    return kb.build()
+        store_element(kb, c, epilogue, s, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
 
 
 @functools.cache
@@ -99,8 +111,17 @@ def cols_kernel(dtype: str, w: int, ku: int, swap: bool, small: bool,
     name = (f"matmul_gemv_cols_{dtype}_w{w}_ku{ku}{'_t' if swap else ''}"
             f"{'_s' if small else ''}{epilogue.tag()}")
     kb = KernelBuilder(name, w)
-    c, a, x, m, k, blocks, a_off, sab, sap, x_off, sxb, sxp = _common(kb, dtype, epilogue)
-    g, lid = kb.group_id(), kb.local_id()
+    c, a, x, m, k, blocks, a_off, sab, sap, x_off, sxb, sxp, stride = _common(kb, dtype,
+                                                                             epilogue)
+    with kb.if_(kb.group_id() % stride == 0):
+        _cols_body(kb, dtype, w, ku, swap, small, epilogue, c, a, x, m, k, blocks, a_off, sab,
+                   sap, x_off, sxb, sxp, kb.let("mm_g", kb.group_id() / stride))
+    return kb.build()
+
+
+def _cols_body(kb, dtype, w, ku, swap, small, epilogue, c, a, x, m, k, blocks, a_off, sab,
+               sap, x_off, sxb, sxp, g) -> None:
+    lid = kb.local_id()
     bt = kb.let("mm_b", g / blocks)
     start = (g % blocks) * w
     i0 = kb.let("mm_i0", start if small else call("min", start, m - w))
@@ -119,8 +140,7 @@ def cols_kernel(dtype: str, w: int, ku: int, swap: bool, small: bool,
         kb.assign(acc, fma(a[abase + p64 * sap + row.cast("i64")], x[xbase + p64 * sxp], acc))
     i = i0 + lid
     b_, i_, j_ = _coords(swap, bt, i)
-    _store(kb, c, epilogue, acc, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
-    return kb.build()
+    store_element(kb, c, epilogue, acc, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
 
 
 def candidates() -> tuple[Candidate, ...]:
@@ -160,7 +180,8 @@ def plan_gemv(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidat
         blocks = ceil_div(p.m, w)
         kernel = cols_kernel(p.dtype, w, 4, swap, p.m < w, epilogue)
         other = p.a_strides[2]
-    plan.launch(kernel, p.batch * blocks, [out, ma, xa, *extra],
+    stride = spread(backend, p.batch * blocks, w)
+    plan.launch(kernel, p.batch * blocks * stride, [out, ma, xa, *extra],
                 [("i32", p.m), ("i32", p.k), ("i32", blocks), ("i64", p.a_offset),
                  ("i64", p.a_strides[0]), ("i64", other), ("i64", p.b_offset),
-                 ("i64", x_strides[0]), ("i64", x_strides[1])])
+                 ("i64", x_strides[0]), ("i64", x_strides[1]), ("i32", stride)])

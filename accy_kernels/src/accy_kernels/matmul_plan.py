@@ -94,6 +94,7 @@ def choose(backend: Any, prob: MatmulProblem, variant: str | None = None,
     name = (variant or "").split(".")[-1] or None
     if name is not None and name not in VARIANTS:
         raise InputError(f"matmul: unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    chosen = candidate
     if name is None:
         if gemv_form(prob) is not None and prob.k >= 1:
             name = "gemv"
@@ -102,7 +103,6 @@ def choose(backend: Any, prob: MatmulProblem, variant: str | None = None,
     if name == "gemv" and gemv_form(prob) is None:
         raise UnsupportedError("matmul.gemv: needs n == 1 or m == 1 and a unit-stride A; "
                                "use variant 'blocked' or 'tiled'", feature="gemv")
-    chosen = candidate
     if candidate is None:
         if name == "tiled":
             candidate = _tiled_candidate(prob, lim)

@@ -20,8 +20,8 @@ from accy.families import Candidate
 from accy.kernel import KernelBuilder, fma
 
 from accy_kernels._common import ceil_div
-from accy_kernels.matmul_blocked import _store
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+from accy_kernels.matmul_store import store_element
 
 __all__ = ["candidates", "plan_tiled", "tiled_kernel", "tile_fits"]
 
@@ -84,7 +84,7 @@ def tiled_kernel(dtype: str, tx: int, ty: int, rm: int, rn: int, bk: int,
     for r in range(rm):
         for q in range(rn):
             i, j = i0 + tyi + r * ty, j0 + txi + q * tx
-            _store(kb, c, epilogue, acc[r][q], bt, i, j, m, n, (i < m) & (j < n))
+            store_element(kb, c, epilogue, acc[r][q], bt, i, j, m, n, (i < m) & (j < n))
     return kb.build()
 
 
