@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 
 from accy.families import Candidate
-from accy.kernel import KernelBuilder, call, fma
+from accy.kernel import KernelBuilder, call, fma, where
 
 from accy_kernels._common import ceil_div
 from accy_kernels.matmul_blocked import simd_lanes, spread
@@ -38,7 +38,9 @@ def _common(kb: KernelBuilder, dtype: str, epilogue: Epilogue):
     a_off, sab, sa = (kb.scalar(s, "i64") for s in ("a_off", "sa_b", "sa_other"))
     x_off, sxb, sxp = (kb.scalar(s, "i64") for s in ("x_off", "sx_b", "sx_p"))
     stride = kb.scalar("stride", "i32")
-    return c, a, x, m, k, blocks, a_off, sab, sa, x_off, sxb, sxp, stride
+    g = kb.let("mm_g", kb.group_id() / stride)
+    active = kb.let("mm_active", kb.group_id() % stride == 0)
+    return c, a, x, m, k, blocks, a_off, sab, sa, x_off, sxb, sxp, g, active
 
 
 def _coords(swap: bool, bt, row):
@@ -50,27 +52,20 @@ def _coords(swap: bool, bt, row):
 def rows_kernel(dtype: str, w: int, r_rows: int, swap: bool, epilogue: Epilogue = NO_EPILOGUE,
                 x_unit: bool = True):
     """Rows form. Buffers (c: write, a, x, *epilogue); scalars m, k, blocks (i32), a_off,
-    sa_b, sa_i, x_off, sx_b, sx_p (i64), stride (i32: work-group g computes block
-    g / stride when g % stride == 0, see :func:`accy_kernels.matmul_blocked.spread`).
+    sa_b, sa_i, x_off, sx_b, sx_p (i64), stride (i32: group ``g`` computes block
+    ``g / stride`` when ``g % stride == 0`` and idles otherwise, without a branch around its
+    barriers, which PoCL miscompiles; see :func:`accy_kernels.matmul_blocked.spread`).
     ``swap``: output row ``i`` is ``C[b, 0, i]``.
     ``x_unit``: ``x`` has unit stride (``sx_p`` ignored), so its loads vectorize without a
     run-time stride check (which keeps the partial sums out of registers)."""
     name = (f"matmul_gemv_rows_{dtype}_w{w}_r{r_rows}{'_t' if swap else ''}"
             f"{'' if x_unit else '_xs'}{epilogue.tag()}")
     kb = KernelBuilder(name, w)
-    c, a, x, m, k, blocks, a_off, sab, sai, x_off, sxb, sxp, stride = _common(kb, dtype,
-                                                                             epilogue)
+    c, a, x, m, k, blocks, a_off, sab, sai, x_off, sxb, sxp, g, active = _common(kb, dtype,
+                                                                                epilogue)
     if x_unit:
         sxp = kb.const(1, "i64")
     part = kb.shared("part", dtype, w * r_rows)
-    with kb.if_(kb.group_id() % stride == 0):
-        _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_off, sab,
-                   sai, x_off, sxb, sxp, part, kb.let("mm_g", kb.group_id() / stride))
-    return kb.build()
-
-
-def _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_off, sab, sai,
-               x_off, sxb, sxp, part, g) -> None:
     lid = kb.local_id()
     bt = kb.let("mm_b", g / blocks)
     i0 = kb.let("mm_i0", (g % blocks) * r_rows)
@@ -79,7 +74,7 @@ def _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_of
                    + call("min", i0 + r, m - 1).cast("i64") * sai) for r in range(r_rows)]
     zero = kb.const(0, dtype)
     acc = [kb.let(f"mm_acc{r}", zero) for r in range(r_rows)]
-    kfull = kb.let("mm_kfull", (k / w) * w)
+    kfull = kb.let("mm_kfull", where(active, (k / w) * w, 0))
     with kb.for_("mm_p0", 0, kfull, w) as p0:
         p = (p0 + lid).cast("i64")
         xv = kb.let("mm_x", x[xbase + p * sxp])
@@ -87,20 +82,21 @@ def _rows_body(kb, dtype, w, r_rows, swap, epilogue, c, a, x, m, k, blocks, a_of
             kb.assign(acc[r], fma(a[rows[r] + p], xv, acc[r]))
         kb.barrier()
     pt = kfull + lid
-    with kb.if_(pt < k):
+    with kb.if_(active & (pt < k)):
         xt = kb.let("mm_xt", x[xbase + pt.cast("i64") * sxp])
         for r in range(r_rows):
             kb.assign(acc[r], fma(a[rows[r] + pt.cast("i64")], xt, acc[r]))
     for r in range(r_rows):
         kb.shared_store(part, lid + r * w, acc[r])
     kb.barrier()
-    with kb.if_(lid < r_rows):
+    with kb.if_(active & (lid < r_rows)):
         s = kb.let("mm_sum", zero)
         with kb.for_("mm_q", 0, w) as q:
             kb.assign(s, s + part[lid * w + q])
         i = i0 + lid
         b_, i_, j_ = _coords(swap, bt, i)
         store_element(kb, c, epilogue, s, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
+    return kb.build()
 
 
 @functools.cache
@@ -111,16 +107,8 @@ def cols_kernel(dtype: str, w: int, ku: int, swap: bool, small: bool,
     name = (f"matmul_gemv_cols_{dtype}_w{w}_ku{ku}{'_t' if swap else ''}"
             f"{'_s' if small else ''}{epilogue.tag()}")
     kb = KernelBuilder(name, w)
-    c, a, x, m, k, blocks, a_off, sab, sap, x_off, sxb, sxp, stride = _common(kb, dtype,
-                                                                             epilogue)
-    with kb.if_(kb.group_id() % stride == 0):
-        _cols_body(kb, dtype, w, ku, swap, small, epilogue, c, a, x, m, k, blocks, a_off, sab,
-                   sap, x_off, sxb, sxp, kb.let("mm_g", kb.group_id() / stride))
-    return kb.build()
-
-
-def _cols_body(kb, dtype, w, ku, swap, small, epilogue, c, a, x, m, k, blocks, a_off, sab,
-               sap, x_off, sxb, sxp, g) -> None:
+    c, a, x, m, k, blocks, a_off, sab, sap, x_off, sxb, sxp, g, active = _common(kb, dtype,
+                                                                                epilogue)
     lid = kb.local_id()
     bt = kb.let("mm_b", g / blocks)
     start = (g % blocks) * w
@@ -129,18 +117,21 @@ def _cols_body(kb, dtype, w, ku, swap, small, epilogue, c, a, x, m, k, blocks, a
     abase = kb.let("mm_abase", a_off + bt.cast("i64") * sab + i0.cast("i64"))
     row = kb.let("mm_rowc", call("min", lid, m - 1 - i0)) if small else lid
     acc = kb.let("mm_acc", kb.const(0, dtype))
-    kfull = kb.let("mm_kfull", (k / ku) * ku)
+    kfull = kb.let("mm_kfull", where(active, (k / ku) * ku, 0))
+    kend = kb.let("mm_kend", where(active, k, 0))
     with kb.for_("mm_p", 0, kfull, ku) as p:
         for u in range(ku):
             pu = (p + u).cast("i64")
             kb.assign(acc, fma(a[abase + pu * sap + row.cast("i64")], x[xbase + pu * sxp], acc))
         kb.barrier()
-    with kb.for_("mm_pt", kfull, k) as pt:
+    with kb.for_("mm_pt", kfull, kend) as pt:
         p64 = pt.cast("i64")
         kb.assign(acc, fma(a[abase + p64 * sap + row.cast("i64")], x[xbase + p64 * sxp], acc))
     i = i0 + lid
     b_, i_, j_ = _coords(swap, bt, i)
-    store_element(kb, c, epilogue, acc, b_, i_, j_, *((1, m) if swap else (m, 1)), i < m)
+    store_element(kb, c, epilogue, acc, b_, i_, j_, *((1, m) if swap else (m, 1)),
+                  active & (i < m))
+    return kb.build()
 
 
 def candidates() -> tuple[Candidate, ...]:
