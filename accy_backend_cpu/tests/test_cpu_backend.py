@@ -76,7 +76,7 @@ def test_worker_survives_bad_ir_then_compiles(cpu):
 
 def test_capabilities_and_plugin(cpu):
     caps = cpu.capabilities()
-    assert caps.dtypes == {"f32", "f64", "i32", "i64", "u32", "bool"}
+    assert caps.dtypes == {"f32", "f64", "i32", "i64", "u32", "bool", "i8", "u8", "i16", "u16", "u64"}
     assert "host_memory" in caps.features and len(caps.device_fingerprint) == 64
     (descriptor,) = plugin.accy_backends()
     assert descriptor.name == "cpu" and descriptor.probe().available

@@ -23,6 +23,8 @@ from accy_backend_vulkan.toolchain import (
 ALL = [
     K.scale(),
     K.scale("f64"),
+    K.scale("i8"),
+    K.scale("u16"),
     K.unary_f("exp"),
     K.unary_f("sqrt", "f64"),
     K.tree_sum(),

@@ -54,7 +54,8 @@ def _check_written_buffers_disjoint(name: str, expected: list, buffers: Sequence
                     "aliasing buffers"
                 )
 
-_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B"}
+_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B",
+         "i8": "<b", "u8": "<B", "i16": "<h", "u16": "<H", "u64": "<Q"}
 _KERNEL_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
 )

@@ -39,7 +39,8 @@ __all__ = ["CudaBackend", "CudaBuffer", "LoadedKernel"]
 
 _EMIT_FORMATS = ("ptx", "llvm", "llvm-opt")
 _SCALAR_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32,
-                 "i64": np.int64, "bool": np.uint8}
+                 "i64": np.int64, "bool": np.uint8, "i8": np.int8, "u8": np.uint8,
+                 "i16": np.int16, "u16": np.uint16, "u64": np.uint64}
 _OUT_OF_MEMORY = 2  # CUDA_ERROR_OUT_OF_MEMORY
 _MAX_GRID_X = 2**31 - 1
 _STATIC_SHARED_BYTES = 48 * 1024

@@ -38,7 +38,8 @@ __all__ = ["LoadedKernel", "OpenCLBackend"]
 
 _EMIT_FORMATS = ("spirv", "llvm", "spir")
 _SCALAR_TYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "u32": np.uint32,
-                 "i64": np.int64, "bool": np.int32}
+                 "i64": np.int64, "bool": np.int32, "i8": np.int8, "u8": np.uint8,
+                 "i16": np.int16, "u16": np.uint16, "u64": np.uint64}
 #: float division and sqrt correctly rounded, as on every other backend (OpenCL allows
 #: 2.5 / 3 ulp without it)
 BUILD_OPTIONS = "-cl-fp32-correctly-rounded-divide-sqrt"
@@ -122,7 +123,10 @@ class OpenCLBackend(QueueOps):
                 name, ident = info.label, f"{info.fingerprint()}|{self.path}"
                 workgroup, local = info.max_workgroup_size, info.local_memory_bytes
             ident += f"|{self.target.fingerprint()}"
-            dtypes = {"f32", "i32", "u32", "bool", "i64"} | ({"f64"} & tf)
+            # 8/16-bit integers are OpenCL C's char/short (core: Int8/Int16 in the Kernel
+            # environment); u64 is ulong
+            dtypes = {"f32", "i32", "u32", "bool", "i64", "u64", "i8", "u8", "i16", "u16"} | (
+                {"f64"} & tf)
             features = {"i64", "float_atomics"} | ({"subgroups", "int64_atomics"} & tf)
             if "f64" in tf:
                 features |= {"f64", "f64_math"}

@@ -55,7 +55,7 @@ class VulkanCompileOnly(SpirvCompiler):
             backend="vulkan",
             device_name=f"compile-only (no device: {self.reason})",
             device_fingerprint=hashlib.sha256(ident.encode()).hexdigest(),
-            dtypes=frozenset({"f32", "i32", "u32", "bool"} | ({"f64", "i64"} & tf)),
+            dtypes=self.target.dtypes(),
             artifact_formats=EMIT_FORMATS,
             max_workgroup_size=MAX_WORKGROUP_SIZE,
             subgroup_size=SUBGROUP_SIZE,

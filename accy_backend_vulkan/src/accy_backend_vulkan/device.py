@@ -166,7 +166,7 @@ class DeviceSetup:
             sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, pNext=f11
         )
         vk.vkGetPhysicalDeviceFeatures2(pd, self._features)
-        self._f12 = f12
+        self._f11, self._f12 = f11, f12
         families = vk.vkGetPhysicalDeviceQueueFamilyProperties(pd)
         compute = [i for i, q in enumerate(families) if q.queueFlags & vk.VK_QUEUE_COMPUTE_BIT]
         if not compute:
@@ -256,6 +256,10 @@ class DeviceSetup:
             out.add("f64")
         if base.shaderInt64:
             out.add("i64")
+        if self._f12.shaderInt8 and self._f12.storageBuffer8BitAccess:
+            out.add("int8")
+        if base.shaderInt16 and self._f11.storageBuffer16BitAccess:
+            out.add("int16")
         if self._atomic is not None and self._atomic.shaderBufferFloat32AtomicAdd:
             out.add("float_atomics")
         if self._atomic2 is not None and self._atomic2.shaderBufferFloat32AtomicMinMax:

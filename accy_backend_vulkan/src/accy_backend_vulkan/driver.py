@@ -124,7 +124,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
                 f"{name}|{p.vendorID}|{p.deviceID}|{p.driverVersion}|{self.target.fingerprint()}"
             )
             tf = self.target.features
-            dtypes = {"f32", "i32", "u32", "bool"} | ({"f64"} & tf) | ({"i64"} & tf)
+            dtypes = self.target.dtypes()
             features = {f for f in ("f64", "i64", "float_atomics") if f in tf}
             self._caps = Capabilities(
                 backend="vulkan",

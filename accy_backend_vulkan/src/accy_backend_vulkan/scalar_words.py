@@ -4,8 +4,8 @@ When :func:`accy_backend_vulkan.target.push_layout` gives more bytes than the de
 ``maxPushConstantsSize``, the host writes the very same bytes into a storage buffer bound at
 ``VulkanTarget.scalar_binding(kernel)`` and the kernel reads them as ``[0 x i32]``: field
 ``f`` starts at word ``f.offset_bytes // 4``; ``f32`` is a bitcast word, ``bool`` a word
-``!= 0``, ``i64``/``f64`` two little-endian words (low first). A runtime array of ``i32``
-has an array stride of 4 under every layout rule, so no std140/std430 padding applies.
+``!= 0``, 8/16-bit integers a truncated word, ``i64``/``u64``/``f64`` two little-endian
+words (low first). A runtime array of ``i32`` has an array stride of 4 under every layout rule, so no std140/std430 padding applies.
 """
 
 from __future__ import annotations
@@ -55,6 +55,8 @@ def scalar_word_loads(em: FunctionEmitter, handle_type: tuple[str, str], binding
             lines.append(f"  %s{i} = add i32 {lo}, 0")
         elif f.dtype == "bool":
             lines.append(f"  %s{i} = icmp ne i32 {lo}, 0")
+        elif f.dtype in ("i8", "u8", "i16", "u16"):
+            lines.append(f"  %s{i} = trunc i32 {lo} to i{8 if f.dtype[1] == '8' else 16}")
         elif f.dtype == "f32":
             lines.append(f"  %s{i} = bitcast i32 {lo} to float")
         else:  # i64, f64: low word first

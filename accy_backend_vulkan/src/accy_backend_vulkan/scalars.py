@@ -18,19 +18,15 @@ from typing import Any
 
 import numpy as np
 from accy.errors import LaunchError
+from accy.kernel.ir import NUMPY_DTYPES
 
 __all__ = ["SCALAR_BUFFER_CACHE", "ScalarArguments"]
 
 SCALAR_BUFFER_CACHE = 16
-_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<i"}
-_NUMPY = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u32": np.uint32,
-    "bool": np.bool_,
-}
+#: struct format per kernel dtype; bool and 8/16-bit integers travel as one 32-bit word
+_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<i",
+         "i8": "<i", "i16": "<i", "u8": "<I", "u16": "<I", "u64": "<Q"}
+_NUMPY = NUMPY_DTYPES
 
 
 class ScalarArguments:

@@ -45,27 +45,37 @@ from accy_backend_vulkan.scalar_words import load_word, scalar_word_loads
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
 
-__all__ = ["ALL_FEATURES", "IEEE_FLOAT_CONTROLS", "PushField", "VulkanTarget", "push_layout"]
+__all__ = ["ALL_FEATURES", "DTYPE_FEATURES", "IEEE_FLOAT_CONTROLS", "WORD_SCALARS", "PushField",
+           "VulkanTarget", "push_layout"]
 
 TRIPLE = "spirv-unknown-vulkan1.3-compute"
 SPIRV_EXTENSIONS = (
     "--spirv-ext=+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
-)
-#: device features the target can use (a device lacking one is described without it)
-ALL_FEATURES = frozenset({"f64", "i64", "float_atomics", "float_atomic_minmax", "f64_atomics"})
+)  # 8/16-bit storage is core in Vulkan 1.2+: LLVM emits the capabilities without an extension
+#: device features the target can use (a device lacking one is described without it);
+#: ``int8`` = shaderInt8 + storageBuffer8BitAccess, ``int16`` = shaderInt16 +
+#: storageBuffer16BitAccess (SPIR-V Int8/Int16 and StorageBuffer8/16BitAccess capabilities)
+ALL_FEATURES = frozenset({"f64", "i64", "float_atomics", "float_atomic_minmax", "f64_atomics",
+                          "int8", "int16"})
+#: kernel dtype → the device feature it needs (dtypes not listed need none)
+DTYPE_FEATURES = {"f64": "f64", "i64": "i64", "u64": "i64", "i8": "int8", "u8": "int8",
+                  "i16": "int16", "u16": "int16"}
+#: scalars that travel as one 32-bit word (sign/zero-extended) in the push block
+WORD_SCALARS = frozenset({"bool", "i8", "u8", "i16", "u16"})
 _F64_TRANSCENDENTAL = frozenset({"exp", "log", "sin", "cos", "tanh", "exp2", "log2"})
 _THREAD_INTRINSICS = {
     "global": "llvm.spv.thread.id.i32",
     "local": "llvm.spv.thread.id.in.group.i32",
     "group": "llvm.spv.group.id.i32",
 }
-_MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i8"}
+_MANGLE = {"float": "f32", "double": "f64", "i32": "i32", "i64": "i64", "i8": "i8",
+           "i16": "i16"}
 _BARRIER = "llvm.spv.group.memory.barrier.with.group.sync"
 #: IEEE semantics for NaN, ±inf and -0.0 at both float widths (docs/numerics.md)
 IEEE_FLOAT_CONTROLS = {"SignedZeroInfNanPreserve": frozenset({32, 64})}
 #: bumped when the emitted code changes for the same kernel (part of the fingerprint, so
 #: artifacts cached on disk by an older generator are not reused)
-CODEGEN_REVISION = "9"
+CODEGEN_REVISION = "10"
 
 
 @dataclass(frozen=True)
@@ -81,14 +91,15 @@ class PushField:
 def push_layout(kernel: Kernel) -> tuple[list[PushField], int]:
     """Return the push-constant fields of ``kernel`` and the block size in bytes.
 
-    Fields: each scalar in order (``bool`` as ``i32``), then ``i32 num_groups``. Offsets use
+    Fields: each scalar in order (``bool`` and 8/16-bit integers as ``i32``), then
+    ``i32 num_groups``. Offsets use
     natural alignment, as LLVM's SPIR-V data layout does for the non-packed struct.
     """
     fields: list[PushField] = []
     offset = 0
     items = [(s.name, s.dtype) for s in kernel.scalars] + [("num_groups", "i32")]
     for name, dtype in items:
-        ty = "i32" if dtype == "bool" else llvm_type(dtype)
+        ty = "i32" if dtype in WORD_SCALARS else llvm_type(dtype)
         size = 8 if ty in ("i64", "double") else 4
         offset = (offset + size - 1) // size * size
         fields.append(PushField(name, dtype, ty, offset))
@@ -212,6 +223,12 @@ class VulkanTarget(BaseTarget):
         """Storage-buffer bindings ``kernel`` uses (its buffers, plus the scalar buffer)."""
         return len(kernel.buffers) + (self.scalar_binding(kernel) is not None)
 
+    def dtypes(self) -> frozenset[str]:
+        """Kernel dtypes this target can run: the 32-bit ones and bool, plus those whose
+        device feature (:data:`DTYPE_FEATURES`) it has."""
+        return frozenset({"f32", "i32", "u32", "bool"} | {
+            d for d, f in DTYPE_FEATURES.items() if f in self.features})
+
     def fingerprint(self) -> str:
         """Return a sha256 hex of (triple, features, LLVM version, codegen revision)."""
         import llvmlite.binding as llvm
@@ -256,9 +273,11 @@ class VulkanTarget(BaseTarget):
                     )
             if isinstance(stmt, AtomicRMW):
                 self._check_atomic(kernel, stmt)
-        for dtype, feature in (("f64", "f64"), ("i64", "i64")):
-            if dtype in dtypes and feature not in self.features:
-                raise self._refuse(kernel, f"dtype {dtype}", feature, f"cast {dtype} to 32 bits")
+        for dtype in sorted(set(dtypes) & DTYPE_FEATURES.keys()):
+            feature = DTYPE_FEATURES[dtype]
+            if feature not in self.features:
+                raise self._refuse(kernel, f"dtype {dtype} (device feature {feature})", feature,
+                                   f"cast {dtype} to 32 bits")
         limit = self.max_storage_buffers
         if limit is not None and self.bindings(kernel) > limit:
             raise OutOfResources(
@@ -382,7 +401,7 @@ class VulkanTarget(BaseTarget):
             return lines + scalar_word_loads(em, self._handle_type("i32"), spill, fields)
         struct, member = _push_members(kernel)
         for i, f in enumerate(fields[:-1]):
-            raw = f"%s{i}.raw" if f.dtype == "bool" else f"%s{i}"
+            raw = f"%s{i}.raw" if f.dtype in WORD_SCALARS else f"%s{i}"
             lines += [
                 f"  %s{i}.p = getelementptr inbounds {struct}, ptr addrspace(13) "
                 f"@accy.push, i32 0, i32 {member[i]}",
@@ -390,6 +409,8 @@ class VulkanTarget(BaseTarget):
             ]
             if f.dtype == "bool":
                 lines.append(f"  %s{i} = icmp ne i32 {raw}, 0")
+            elif f.dtype in WORD_SCALARS:
+                lines.append(f"  %s{i} = trunc i32 {raw} to {llvm_type(f.dtype)}")
         return lines
 
     def buffer_element_pointer(

@@ -133,9 +133,14 @@ def copy(a: Any) -> Any:
 
 float32 = _np.float32
 float64 = _np.float64
+int8 = _np.int8
+int16 = _np.int16
 int32 = _np.int32
 int64 = _np.int64
+uint8 = _np.uint8
+uint16 = _np.uint16
 uint32 = _np.uint32
+uint64 = _np.uint64
 bool_ = _np.bool_
 newaxis = None
 pi = float(_np.pi)
@@ -147,13 +152,14 @@ __all__ = [
     "abs", "absolute", "add", "amax", "amin", "arange", "argsort", "array", "asarray", "astype",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bool_", "broadcast_to", "clip", "cos",
     "divide", "dot", "e", "einsum", "equal", "exp", "expand_dims", "eye", "float32", "float64",
-    "full", "full_like", "gelu", "greater", "greater_equal", "inf", "int32", "int64", "invert",
+    "full", "full_like", "gelu", "greater", "greater_equal", "inf", "int8", "int16", "int32",
+    "int64", "invert",
     "less", "less_equal", "log", "logical_and", "logical_not", "logical_or", "matmul", "max",
     "maximum", "mean", "min", "minimum", "multiply", "nan", "negative", "newaxis",
     "not_equal", "ones", "ones_like", "outer", "pi", "power", "random", "ravel", "relu",
     "reshape", "rsqrt", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "subtract", "sum", "swapaxes", "take", "tanh", "transpose",
-    "true_divide", "uint32", "var", "where", "zeros", "zeros_like",
+    "true_divide", "uint8", "uint16", "uint32", "uint64", "var", "where", "zeros", "zeros_like",
     "arctan", "arctan2", "argmax", "argmin", "ceil", "column_stack", "concatenate", "copy",
     "cumprod", "cumsum", "diff", "dstack", "empty", "empty_like", "flip", "floor",
     "floor_divide", "fmod", "histogram", "hstack", "left_shift", "linspace", "meshgrid",

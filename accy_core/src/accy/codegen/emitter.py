@@ -21,7 +21,7 @@ from accy.kernel import ir
 
 __all__ = ["FunctionEmitter", "Slot", "float_literal", "symbol"]
 
-_INT_BITS = {"i32": 32, "u32": 32, "i64": 64}
+_INT_BITS = {"i32": 32, "u32": 32, "i64": 64, "u64": 64, "i8": 8, "u8": 8, "i16": 16, "u16": 16}
 
 
 def symbol(name: str) -> str:
@@ -217,10 +217,10 @@ class FunctionEmitter:
     def index64(self, index: ir.Expr) -> str:
         """Emit ``index`` widened to i64 (sext for i32, zext for u32)."""
         v = self.expr(index)
-        if index.dtype == "i64":
+        if index.dtype in ("i64", "u64"):
             return v
-        ext = "zext" if index.dtype == "u32" else "sext"
-        return self.value(f"{ext} i32 {v} to i64")
+        ext = "zext" if index.dtype in ir.UNSIGNED_DTYPES else "sext"
+        return self.value(f"{ext} {llvm_type(index.dtype)} {v} to i64")
 
     def buffer_pointer(self, name: str, index: ir.Expr) -> str:
         """Return the typed pointer (``ptr addrspace(1) %v3``) to element ``index`` of ``name``."""
@@ -299,7 +299,7 @@ class FunctionEmitter:
         p = self.buffer_pointer(buf, index)
         if dtype in ir.FLOAT_DTYPES:
             llvm_op = {"add": "fadd", "min": "fmin", "max": "fmax", "xchg": "xchg"}[op]
-        elif dtype == "u32" and op in ("min", "max"):
+        elif dtype in ir.UNSIGNED_DTYPES and op in ("min", "max"):
             llvm_op = "u" + op
         else:
             llvm_op = op
@@ -319,7 +319,7 @@ class FunctionEmitter:
         self.emit(f"br label %{head}")
         self.label(head)
         i = self.expr(ir.Var(s.var, s.start.dtype))
-        cmp = "ult" if s.start.dtype == "u32" else "slt"
+        cmp = "ult" if s.start.dtype in ir.UNSIGNED_DTYPES else "slt"
         c = self.value(f"icmp {cmp} {t} {i}, {stop}")
         self.emit(f"br i1 {c}, label %{loop}, label %{end}")
         self.label(loop)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from accy.codegen.target import llvm_type
 from accy.errors import InternalError
+from accy.kernel.ir import UNSIGNED_DTYPES as _UNSIGNED
 
 if TYPE_CHECKING:
     from accy.codegen.emitter import FunctionEmitter
@@ -22,11 +23,12 @@ _ICMP_S = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": 
 _ICMP_U = {"eq": "eq", "ne": "ne", "lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge"}
 _FCMP = {"eq": "oeq", "ne": "une", "lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge"}
 _FLOAT = {"f32", "f64"}
-_BITS = {"i32": 32, "u32": 32, "i64": 64, "bool": 1, "f32": 32, "f64": 64}
+_BITS = {"i32": 32, "u32": 32, "i64": 64, "bool": 1, "f32": 32, "f64": 64, "i8": 8, "u8": 8,
+         "i16": 16, "u16": 16, "u64": 64}
 
 
 def _suffix(dtype: str) -> str:
-    return {"f32": "f32", "f64": "f64", "i64": "i64", "bool": "i1"}.get(dtype, "i32")
+    return {"f32": "f32", "f64": "f64", "bool": "i1"}.get(dtype, f"i{_BITS[dtype]}")
 
 
 def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
@@ -39,7 +41,7 @@ def unary(em: FunctionEmitter, op: str, x: str, dtype: str) -> str:
     if op == "abs":
         if dtype in _FLOAT:
             return em.call(f"llvm.fabs.{_suffix(dtype)}", t, [(t, x)])
-        if dtype == "u32":
+        if dtype in _UNSIGNED:
             return x
         return em.call(f"llvm.abs.{_suffix(dtype)}", t, [(t, x), ("i1", "false")])
     if op == "rsqrt":
@@ -70,7 +72,7 @@ def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # 
     if op in _FCMP:
         if is_float:
             return em.value(f"fcmp {_FCMP[op]} {t} {a}, {b}")
-        table = _ICMP_U if dtype in ("u32", "bool") else _ICMP_S
+        table = _ICMP_U if dtype in _UNSIGNED or dtype == "bool" else _ICMP_S
         return em.value(f"icmp {table[op]} {t} {a}, {b}")
     if is_float:
         guarded = _guarded(em, op, [a, b], dtype)
@@ -91,16 +93,16 @@ def binary(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:  # 
             return em.call(f"llvm.{name}.{_suffix(dtype)}", t, [(t, a), (t, b)])
         if dtype == "bool":
             return em.value(f"{'and' if op == 'min' else 'or'} i1 {a}, {b}")
-        sign = "u" if dtype == "u32" else "s"
+        sign = "u" if dtype in _UNSIGNED else "s"
         return em.call(f"llvm.{sign}{op}.{_suffix(dtype)}", t, [(t, a), (t, b)])
     if op == "pow":
         return em.call(em.target.math_function("pow", dtype) or "", t, [(t, a), (t, b)])
     if op in ("shl", "shr"):
         amount = em.value(f"and {t} {b}, {_BITS[dtype] - 1}")
-        llvm_op = "shl" if op == "shl" else ("lshr" if dtype == "u32" else "ashr")
+        llvm_op = "shl" if op == "shl" else ("lshr" if dtype in _UNSIGNED else "ashr")
         return em.value(f"{llvm_op} {t} {a}, {amount}")
     if op == "mulhi":
-        ext = "zext" if dtype == "u32" else "sext"
+        ext = "zext" if dtype in _UNSIGNED else "sext"
         wa, wb = em.value(f"{ext} i32 {a} to i64"), em.value(f"{ext} i32 {b} to i64")
         product = em.value(f"mul i64 {wa}, {wb}")
         return em.value(f"trunc i64 {em.value(f'lshr i64 {product}, 32')} to i32")
@@ -119,7 +121,7 @@ def fma(em: FunctionEmitter, a: str, b: str, x: str, dtype: str) -> str:
 def _int_divrem(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str:
     t = llvm_type(dtype)
     zero = em.value(f"icmp eq {t} {b}, 0")
-    if dtype == "u32":
+    if dtype in _UNSIGNED:
         bad = zero
     else:
         minimum = str(-(1 << (_BITS[dtype] - 1)))
@@ -127,7 +129,7 @@ def _int_divrem(em: FunctionEmitter, op: str, a: str, b: str, dtype: str) -> str
         is_m1 = em.value(f"icmp eq {t} {b}, -1")
         bad = em.value(f"or i1 {zero}, {em.value(f'and i1 {is_min}, {is_m1}')}")
     safe = em.value(f"select i1 {bad}, {t} 1, {t} {b}")
-    sign = "u" if dtype == "u32" else "s"
+    sign = "u" if dtype in _UNSIGNED else "s"
     return em.value(f"{sign}{op} {t} {a}, {safe}")
 
 
@@ -151,8 +153,9 @@ def _saturate_by_selects(em: FunctionEmitter, x: str, source: str, dtype: str,
 
 def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
     """Emit the numeric conversion of ``x`` from ``source`` to ``dtype``."""
-    if source == dtype or {source, dtype} == {"i32", "u32"}:
-        return x
+    if source == dtype or (_BITS[source] == _BITS[dtype] and source not in _FLOAT
+                           and dtype not in _FLOAT and "bool" not in (source, dtype)):
+        return x  # same width, signedness only: the same bits
     ts, td = llvm_type(source), llvm_type(dtype)
     if dtype == "bool":
         if source in _FLOAT:
@@ -161,17 +164,17 @@ def cast(em: FunctionEmitter, x: str, source: str, dtype: str) -> str:
     if source in _FLOAT and dtype in _FLOAT:
         return em.value(f"{'fpext' if dtype == 'f64' else 'fptrunc'} {ts} {x} to {td}")
     if source in _FLOAT:
-        sign = "u" if dtype == "u32" else "s"
+        sign = "u" if dtype in _UNSIGNED else "s"
         if not getattr(em.target, "saturating_casts", True):
             return _saturate_by_selects(em, x, source, dtype, sign)
         callee = f"llvm.fpto{sign}i.sat.{_suffix(dtype)}.{_suffix(source)}"
         return em.call(callee, td, [(ts, x)])
     if dtype in _FLOAT:
-        conv = "uitofp" if source in ("u32", "bool") else "sitofp"
+        conv = "uitofp" if source in _UNSIGNED or source == "bool" else "sitofp"
         return em.value(f"{conv} {ts} {x} to {td}")
     if _BITS[source] > _BITS[dtype]:
         return em.value(f"trunc {ts} {x} to {td}")
-    if source in ("u32", "bool"):
+    if source in _UNSIGNED or source == "bool":
         return em.value(f"zext {ts} {x} to {td}")
     return em.target.sign_extend(em, x, ts, td)
 

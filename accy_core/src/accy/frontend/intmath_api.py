@@ -84,8 +84,12 @@ def floor_divide(x1: Any, x2: Any) -> Any:
         return floor(divide(x1, x2))
     _no_bool(dt, "//")
     q = divide_int(x1, x2)
+    if dt.is_unsigned:
+        return q  # truncation is the floor; x // 0 is already 0
     r = subtract(x1, multiply(q, x2))
-    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), less(x2, 0)))
+    # a Python scalar divisor's sign is known here (as a weak operand it could overflow i32)
+    neg2 = bool(x2 < 0) if not hasattr(x2, "dtype") and np.ndim(x2) == 0 else less(x2, 0)
+    fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), neg2))
     return where(equal(x2, 0), 0, subtract(q, astype(fix, q.dtype)))
 
 
@@ -143,7 +147,7 @@ def _shift(x1: Any, x2: Any, left: bool) -> Any:
                                feature="shift")
     x = astype(x1, dt.numpy) if hasattr(x1, "dtype") else x1
     n = x2
-    for k in range(6 if dt == DType.I64 else 5):
+    for k in range(dt.bits.bit_length() - 1):  # shift counts 0 .. bits-1, bit by bit
         p = 1 << (1 << k)
         bit = not_equal(_bitand(n, 1 << k), 0)
         x = where(bit, multiply(x, p) if left else floor_divide(x, p), x)

@@ -34,8 +34,9 @@ _DUNDER = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divid
 
 def masked_refusal(what: str = "indexing with a traced boolean mask") -> UnsupportedError:
     """The error for a use of ``x[traced_mask]`` other than an elementwise write-back."""
-    fix = ("the result shape would depend on data; use anp.where(mask, x, 0) instead, or "
-           "write it back: x[mask] += v and x[mask] = x[mask] * 2 + 1 are supported")
+    fix = ("x[m] with a traced boolean mask has a shape that depends on data; use "
+           "anp.where(mask, x, 0) instead, or write it back: x[mask] += v and "
+           "x[mask] = x[mask] * 2 + 1 are supported")
     return UnsupportedError(f"{what} at {user_location()} is not supported; {fix}",
                             feature="indexing: a boolean mask", alternative=fix)
 

@@ -332,6 +332,17 @@ def _axes(axis: Any, rank: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def sum_dtype(dt: DType) -> DType:
+    """The dtype ``sum``/``cumsum`` accumulate ``dt`` in: numpy's for 8- and 16-bit integers
+    (int8/int16 → int64, uint8/uint16 → uint64), i32 for bool, ``dt`` itself otherwise
+    (accy keeps i32/u32 sums in their dtype, unlike numpy's platform integer)."""
+    if dt == DType.BOOL:
+        return DType.I32
+    if dt.is_int and dt.bits < 32:
+        return DType.U64 if dt.is_unsigned else DType.I64
+    return dt
+
+
 def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     tr = trace_of(x)
     if tr is None:
@@ -339,14 +350,15 @@ def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     v = value_of(tr, x)
     if kind == "mean" and not v.type.dtype.is_float:
         v = tr.fb.cast(v, DType.F32)
-    elif kind == "sum" and v.type.dtype == DType.BOOL:
-        v = tr.fb.cast(v, DType.I32)
+    elif kind == "sum" and sum_dtype(v.type.dtype) != v.type.dtype:
+        v = tr.fb.cast(v, sum_dtype(v.type.dtype))
     axes = _axes(axis, v.type.rank)
     return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
 
 
 def sum(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:  # noqa: A001
-    """Sum over ``axis`` (int, tuple or None for all); bool counts as i32; ``dtype``: the
+    """Sum over ``axis`` (int, tuple or None for all); bool counts as i32, 8- and 16-bit
+    integers accumulate in (u)int64 as numpy's do (:func:`sum_dtype`); ``dtype``: the
     accumulator and result dtype (the input is cast to it first)."""
     if dtype is not None:
         if trace_of(a) is None:

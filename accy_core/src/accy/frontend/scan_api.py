@@ -26,6 +26,7 @@ from accy.frontend.numpy_api import (
     min,
     not_equal,
     sum,
+    sum_dtype,
     trace_of,
     value_of,
     where,
@@ -45,8 +46,8 @@ def _scan(a: Any, axis: Any, dtype: Any, kind: str) -> Any:
         return (np.cumsum if kind == "add" else np.cumprod)(a, axis=axis, dtype=dtype)
     if dtype is not None:
         a = astype(a, dtype)
-    elif a.accy_dtype == DType.BOOL:
-        a = astype(a, np.int32)
+    elif sum_dtype(a.accy_dtype) != a.accy_dtype:  # bool → i32, int8 → int64, ...
+        a = astype(a, sum_dtype(a.accy_dtype).numpy)
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axes(axis, a.ndim)[0]

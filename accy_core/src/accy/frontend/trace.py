@@ -8,8 +8,9 @@ outside any trace returns a numpy array.
 Dtype rules (documented in ``docs/frontend.md``): Python scalars and 0-d numpy scalars are
 *weak*: they take the dtype of the array they meet when the kinds agree (``f32 * 2.0`` stays
 f32, ``i32 + 1`` stays i32); a float scalar with an integer array gives f32. Arrays of
-different dtypes promote along bool < u32 < i32 < i64 < f32 < f64 with ``u32 ∘ i32 → i64``
-and any int with f32 → f32 (JAX's table, not numpy's ``i32 ∘ f32 → f64``).
+different dtypes promote as numpy promotes integers (the smallest integer that holds both:
+``u8 ∘ i8 → i16``, ``u32 ∘ i32 → i64``, ``u64 ∘ i64 → f64``), bool below everything, and any
+int with f32 → f32 (JAX's table, not numpy's ``i32 ∘ f32 → f64``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ __all__ = [
 ]
 
 _STATE = threading.local()
-_RANK = {DType.BOOL: 0, DType.U32: 1, DType.I32: 2, DType.I64: 3, DType.F32: 4, DType.F64: 5}
 
 
 def user_location() -> str | None:
@@ -125,11 +125,15 @@ def default_dtype(x: bool | int | float) -> DType:
 
 def result_dtype(a: DType, b: DType) -> DType:
     """The promoted dtype of two array dtypes (see the module docstring)."""
-    if a == b:
+    if a == b or b == DType.BOOL:
         return a
-    if {a, b} == {DType.U32, DType.I32}:
-        return DType.I64
-    return a if _RANK[a] > _RANK[b] else b
+    if a == DType.BOOL:
+        return b
+    if a.is_int and b.is_int:
+        return DType.parse(np.promote_types(a.numpy, b.numpy))
+    if a.is_float and b.is_float:
+        return DType.F64 if DType.F64 in (a, b) else DType.F32
+    return a if a.is_float else b
 
 
 def _weak_dtype(scalar: Any, other: DType) -> DType:
@@ -166,12 +170,13 @@ def array_dtype(arr: np.ndarray, what: str) -> DType:
     """accy dtype of host array ``arr``.
 
     Raises:
-        InputError: a numpy dtype accy has no element type for (float16, int8, ...).
+        InputError: a numpy dtype accy has no element type for (float16, ...).
     """
     try:
         return DType.parse(arr.dtype)
     except ValueError:
-        known = "float32, float64, int32, int64, uint32, bool"
+        known = ("float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+                 "bool")
         raise InputError(
             f"{what}: numpy dtype {arr.dtype} is not supported by accy (known: {known}); "
             f"convert with .astype(np.float32) or another supported dtype"

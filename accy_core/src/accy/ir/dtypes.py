@@ -8,7 +8,7 @@ import numpy as np
 
 from accy.errors import VerifyError, known_names
 
-__all__ = ["DType"]
+__all__ = ["INTS", "DType"]
 
 
 class DType(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of members)
@@ -16,9 +16,14 @@ class DType(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of me
 
     F32 = "f32"
     F64 = "f64"
+    I8 = "i8"
+    I16 = "i16"
     I32 = "i32"
     I64 = "i64"
+    U8 = "u8"
+    U16 = "u16"
     U32 = "u32"
+    U64 = "u64"
     BOOL = "bool"
 
     def __str__(self) -> str:
@@ -59,11 +64,22 @@ class DType(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of me
 
     @property
     def is_int(self) -> bool:
-        return self in (DType.I32, DType.I64, DType.U32)
+        """Any integer dtype, signed or unsigned (not bool)."""
+        return self.numpy.kind in "iu"
+
+    @property
+    def is_unsigned(self) -> bool:
+        """u8, u16, u32, u64."""
+        return self.numpy.kind == "u"
 
     @property
     def is_signed(self) -> bool:
-        return self in (DType.I32, DType.I64, DType.F32, DType.F64)
+        return self.numpy.kind in "if"
+
+    @property
+    def bits(self) -> int:
+        """Bits per element (bool: 8, as stored)."""
+        return 8 * self.itemsize
 
     @property
     def is_bool(self) -> bool:
@@ -73,10 +89,17 @@ class DType(str, Enum):  # noqa: UP042 (StrEnum changes str() and format() of me
 _NUMPY = {
     DType.F32: np.dtype(np.float32),
     DType.F64: np.dtype(np.float64),
+    DType.I8: np.dtype(np.int8),
+    DType.I16: np.dtype(np.int16),
     DType.I32: np.dtype(np.int32),
     DType.I64: np.dtype(np.int64),
+    DType.U8: np.dtype(np.uint8),
+    DType.U16: np.dtype(np.uint16),
     DType.U32: np.dtype(np.uint32),
+    DType.U64: np.dtype(np.uint64),
     DType.BOOL: np.dtype(np.bool_),
 }
 _BY_NAME = {d.value: d for d in DType}
 _BY_NUMPY = {v: k for k, v in _NUMPY.items()}
+#: every integer dtype, narrow to wide, signed first
+INTS = (DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32, DType.U64)

@@ -6,7 +6,9 @@ immutable records. Dtypes are strings:
 
 - ``"f32"``, ``"f64"``: IEEE floats.
 - ``"i32"``, ``"i64"``: signed two's-complement integers (wrap on overflow).
-- ``"u32"``: unsigned 32-bit integer (unsigned compare, div, rem, shr and conversion).
+- ``"i8"``, ``"i16"``: narrow signed integers (wrap on overflow, as numpy's int8/int16).
+- ``"u8"``, ``"u16"``, ``"u32"``, ``"u64"``: unsigned integers (unsigned compare, div, rem,
+  shr and conversion; wrap on overflow).
 - ``"bool"``: ``i1`` in registers, one byte per element (0 or 1) in buffers.
 
 Example (elementwise ``y = 2 * x`` guarded by ``n``)::
@@ -41,6 +43,7 @@ __all__ = [
     "DTYPES",
     "FLOAT_DTYPES",
     "INT_DTYPES",
+    "UNSIGNED_DTYPES",
     "NUMPY_DTYPES",
     "THREAD_ID_KINDS",
     "UNARY_OPS",
@@ -77,10 +80,12 @@ __all__ = [
     "unary",
 ]
 
-DTYPES = ("f32", "f64", "i32", "i64", "u32", "bool")
+DTYPES = ("f32", "f64", "i32", "i64", "u32", "bool", "i8", "i16", "u8", "u16", "u64")
 FLOAT_DTYPES = frozenset({"f32", "f64"})
-INT_DTYPES = frozenset({"i32", "i64", "u32"})
-_BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
+UNSIGNED_DTYPES = frozenset({"u8", "u16", "u32", "u64"})
+INT_DTYPES = frozenset({"i8", "i16", "i32", "i64"}) | UNSIGNED_DTYPES
+_BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1, "i8": 1, "i16": 2,
+          "u8": 1, "u16": 2, "u64": 8}
 
 UNARY_OPS = frozenset(
     {
@@ -130,7 +135,8 @@ ACCESS_MODES = frozenset({"read", "write", "readwrite"})
 #: kernel dtype → numpy scalar type of one buffer element (bool: one byte, 0 or 1).
 NUMPY_DTYPES: dict[str, type] = {
     "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
-    "u32": np.uint32, "bool": np.bool_,
+    "u32": np.uint32, "bool": np.bool_, "i8": np.int8, "i16": np.int16, "u8": np.uint8,
+    "u16": np.uint16, "u64": np.uint64,
 }
 
 

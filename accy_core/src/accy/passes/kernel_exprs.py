@@ -11,8 +11,11 @@ import math
 from collections.abc import Callable, Sequence
 from functools import partial
 
+import numpy as np
+
 from accy.errors import UnsupportedError
 from accy.kernel import Binary, Cast, Const, Expr, Select, Unary
+from accy.kernel.ir import INT_DTYPES, NUMPY_DTYPES, UNSIGNED_DTYPES
 
 __all__ = ["IDX", "Index", "combine", "const_i", "elementwise_expr", "identity"]
 
@@ -147,7 +150,7 @@ def _int_div(a: Expr, b: Expr) -> Expr:
     """Truncating division; x/0 = 0 and MIN/-1 wraps, and the hardware never sees either."""
     zero = Const(0, a.dtype)
     is_zero = _bin("eq", b, zero)
-    if a.dtype == "u32":
+    if a.dtype in UNSIGNED_DTYPES:
         return Select(is_zero, zero, _bin("div", a, Select(is_zero, Const(1, a.dtype), b, a.dtype)),
                       a.dtype)
     minus_one = _bin("eq", b, Const(-1, a.dtype))
@@ -252,7 +255,8 @@ def elementwise_expr(op_name: str, args: Sequence[Expr], attrs: dict) -> Expr:
     raise UnsupportedError(f"'{op_name}' op cannot be fused into a kernel", feature=op_name)
 
 
-_INT_LIMITS = {"i32": (-(2**31), 2**31 - 1), "i64": (-(2**63), 2**63 - 1), "u32": (0, 2**32 - 1)}
+_INT_LIMITS = {d: (int(np.iinfo(NUMPY_DTYPES[d]).min), int(np.iinfo(NUMPY_DTYPES[d]).max))
+               for d in INT_DTYPES}
 
 
 def identity(kind: str, dtype: str) -> Expr:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from accy.errors import CapabilityError, OutOfResources
 from accy.ir import Module
+from accy.kernel.ir import dtype_bytes
 from accy.passes.base import Pass, PassContext
 
 __all__ = ["LegalizePass", "legalize"]
@@ -21,7 +22,6 @@ __all__ = ["LegalizePass", "legalize"]
 #: ops needing 64-bit transcendental functions (sqrt/rsqrt are exact IEEE ops everywhere).
 _F64_MATH_OPS = frozenset({"math.exp", "math.log", "math.tanh", "math.sin", "math.cos",
                            "math.sigmoid", "nn.gelu", "nn.softmax"})
-_DTYPE_BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
 
 
 def _check_dtype(profile, dtype: str, what: str) -> None:
@@ -65,7 +65,7 @@ def legalize(module: Module, profile) -> None:
                 f"kernel {name}: binds {len(k.buffers)} buffers, the device allows {limit}",
                 resource="storage_buffers", required=len(k.buffers), limit=limit,
             )
-        shared = sum(a.size_elems * _DTYPE_BYTES[a.dtype] for a in k.shared)
+        shared = sum(a.size_elems * dtype_bytes(a.dtype) for a in k.shared)
         if shared > profile.shared_memory_bytes:
             raise OutOfResources(
                 f"kernel {name}: {shared} bytes of shared memory exceed the device limit "

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from accy.ir.dtypes import DType
-from accy.ir.ops.common import FLOATS, NUMERIC, fail, require_dtype, same_type
+from accy.ir.ops.common import BITWISE, FLOATS, NUMERIC, SIGNED, fail, require_dtype, same_type
 from accy.ir.ops.registry import OpDef, register_op
 from accy.ir.types import TensorType
 from accy.numerics import saturating_cast
@@ -52,9 +52,9 @@ _BINARY = {
     "max": (np.maximum, NUMERIC, {"commutative"}),
     "min": (np.minimum, NUMERIC, {"commutative"}),
     "pow": (_pow, FLOATS, set()),
-    "and": (np.bitwise_and, (DType.BOOL, DType.I32, DType.I64, DType.U32), {"commutative"}),
-    "or": (np.bitwise_or, (DType.BOOL, DType.I32, DType.I64, DType.U32), {"commutative"}),
-    "xor": (np.bitwise_xor, (DType.BOOL, DType.I32, DType.I64, DType.U32), {"commutative"}),
+    "and": (np.bitwise_and, BITWISE, {"commutative"}),
+    "or": (np.bitwise_or, BITWISE, {"commutative"}),
+    "xor": (np.bitwise_xor, BITWISE, {"commutative"}),
 }
 _COMPARE = {
     "eq": np.equal,
@@ -65,9 +65,9 @@ _COMPARE = {
     "ge": np.greater_equal,
 }
 _UNARY = {
-    "neg": (np.negative, (DType.F32, DType.F64, DType.I32, DType.I64)),
-    "abs": (np.abs, (DType.F32, DType.F64, DType.I32, DType.I64)),
-    "not": (np.invert, (DType.BOOL, DType.I32, DType.I64, DType.U32)),
+    "neg": (np.negative, SIGNED),
+    "abs": (np.abs, SIGNED),
+    "not": (np.invert, BITWISE),
 }
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accy.errors import VerifyError
-from accy.ir.dtypes import DType
+from accy.ir.dtypes import INTS, DType
 from accy.ir.types import TensorType
 
 FLOATS = (DType.F32, DType.F64)
-NUMERIC = (DType.F32, DType.F64, DType.I32, DType.I64, DType.U32)
+NUMERIC = (DType.F32, DType.F64, *INTS)
+BITWISE = (DType.BOOL, *INTS)
+SIGNED = (DType.F32, DType.F64, DType.I8, DType.I16, DType.I32, DType.I64)
 
 
 def fail(op: str, message: str) -> VerifyError:
