@@ -5,7 +5,8 @@ When :func:`accy_backend_vulkan.target.push_layout` gives more bytes than the de
 ``VulkanTarget.scalar_binding(kernel)`` and the kernel reads them as ``[0 x i32]``: field
 ``f`` starts at word ``f.offset_bytes // 4``; ``f32`` is a bitcast word, ``bool`` a word
 ``!= 0``, 8/16-bit integers a truncated word, ``i64``/``u64``/``f64`` two little-endian
-words (low first). A runtime array of ``i32`` has an array stride of 4 under every layout rule, so no std140/std430 padding applies.
+words (low first). A runtime array of ``i32`` has an array stride of 4 under every layout
+rule, so no std140/std430 padding applies.
 """
 
 from __future__ import annotations
