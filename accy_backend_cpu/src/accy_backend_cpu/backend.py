@@ -14,6 +14,7 @@ buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte sl
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import struct
 import threading
@@ -23,8 +24,8 @@ from typing import Any
 
 import numpy as np
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.codegen import compile_llvm, emit_llvm_ir
-from accy.errors import LaunchError, UnsupportedError
+from accy.codegen import compile_llvm, emit_llvm_ir, emit_llvm_module, start_worker
+from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
 
@@ -134,6 +135,25 @@ class CpuBackend:
                 backend="cpu",
             )
 
+    def prepare_compile(self) -> None:
+        """Start the codegen worker now (no wait): a compile is coming, and the worker's
+        start-up then overlaps the passes instead of delaying the first LLVM run."""
+        start_worker()
+
+    def _metadata(self, kernel: Kernel, noalias: bool) -> dict[str, Any]:
+        return {
+            "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
+            "scalars": [[s.name, s.dtype] for s in kernel.scalars],
+            "workgroup_size": kernel.workgroup_size,
+            # loop iterations per work-item (1 when not static): the pool splits by work
+            "work_per_item": max(1, loop_trips(kernel) or 1),
+            "noalias": noalias,
+            "triple": self.target.triple,
+            "cpu": self.target.cpu,
+            "target_fingerprint": self.target.fingerprint(),
+            "kernel_fingerprint": kernel.fingerprint(),
+        }
+
     def compile(self, kernel: Kernel, options: dict[str, Any] | None = None) -> Any:
         """Compile ``kernel`` to an ``"obj"`` :class:`Artifact` (object code for this host).
 
@@ -148,25 +168,52 @@ class CpuBackend:
         self._check(kernel)
         text = link_vecmath(emit_llvm_ir(kernel, self.target, noalias=noalias))
         data = compile_llvm(self.target.request(text, ("obj",)))["obj"]
-        metadata = {
-            "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
-            "scalars": [[s.name, s.dtype] for s in kernel.scalars],
-            "workgroup_size": kernel.workgroup_size,
-            # loop iterations per work-item (1 when not static): the pool splits by work
-            "work_per_item": max(1, loop_trips(kernel) or 1),
-            "noalias": noalias,
-            "triple": self.target.triple,
-            "cpu": self.target.cpu,
-            "target_fingerprint": self.target.fingerprint(),
-            "kernel_fingerprint": kernel.fingerprint(),
-        }
         return Artifact(
             backend="cpu",
             kernel_name=kernel.name,
             format="obj",
             data=data,
             entry=kernel.name,
-            metadata=metadata,
+            metadata=self._metadata(kernel, noalias),
+        )
+
+    def compile_program(self, kernels: Sequence[Kernel], options: dict[str, Any] | None = None,
+                        name: str = "program") -> Any:
+        """Compile all ``kernels`` of one program into a single ``"obj"`` :class:`Artifact`.
+
+        One LLVM module holds every kernel, so the program costs one codegen round trip and
+        one target-machine set-up, and :meth:`load_program` one JIT engine. Kernels equal up
+        to their name (a Python loop unrolled at trace time repeats the same kernel) share
+        one function. Metadata: ``kernels`` (name → per-kernel metadata, as :meth:`compile`)
+        and ``entries`` (name → symbol).
+
+        Raises:
+            VerifyError: an invalid kernel, or two kernels of the same name.
+            UnsupportedError: a kernel exceeds the CPU limits.
+            CodegenError: LLVM rejected the IR or crashed (worker process).
+        """
+        noalias = bool(dict(options or {}).get("noalias", True))
+        unique: dict[str, Kernel] = {}
+        entries: dict[str, str] = {}
+        metas: dict[str, dict[str, Any]] = {}
+        for kernel in kernels:
+            self._check(kernel)
+            if kernel.name in metas:
+                raise VerifyError(f"program {name!r}: two kernels named {kernel.name!r}")
+            shape = dataclasses.replace(kernel, name="k").fingerprint()
+            entries[kernel.name] = unique.setdefault(shape, kernel).name
+            metas[kernel.name] = self._metadata(kernel, noalias)
+        text = emit_llvm_module(list(unique.values()), self.target, noalias=noalias,
+                                module_name=name)
+        data = compile_llvm(self.target.request(link_vecmath(text), ("obj",)))["obj"]
+        return Artifact(
+            backend="cpu",
+            kernel_name=name,
+            format="obj",
+            data=data,
+            entry="",
+            metadata={"program": True, "kernels": metas, "entries": entries,
+                      "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()},
         )
 
     def emit(self, kernel: Kernel, format: str) -> bytes:
@@ -188,14 +235,7 @@ class CpuBackend:
             return text.encode()
         return compile_llvm(self.target.request(text, (format,)))[format]
 
-    def load(self, artifact: Any) -> LoadedKernel:
-        """Load an ``"obj"`` artifact into a fresh MCJIT engine.
-
-        Raises:
-            LaunchError: wrong backend/format, or built for another CPU.
-        """
-        import llvmlite.binding as llvm
-
+    def _check_artifact(self, artifact: Any) -> None:
         if artifact.backend != "cpu" or artifact.format != "obj":
             raise LaunchError(
                 f"cpu load: needs a cpu 'obj' artifact, got "
@@ -206,17 +246,55 @@ class CpuBackend:
                 f"cpu load: artifact {artifact.kernel_name!r} was built for "
                 f"another CPU or LLVM ({artifact.metadata.get('cpu')}); recompile"
             )
+
+    def _engine(self, data: bytes, entries: Sequence[str]) -> tuple[Any, dict[str, int]]:
+        """A fresh MCJIT engine holding object ``data``; the address of each entry."""
+        import llvmlite.binding as llvm
+
         with self._jit_lock:
             tm = llvm.Target.from_triple(self.target.triple).create_target_machine(
                 cpu=self.target.cpu, features=self.target.features, jit=True
             )
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            engine.add_object_file(llvm.ObjectFileRef.from_data(artifact.data))
+            engine.add_object_file(llvm.ObjectFileRef.from_data(data))
             engine.finalize_object()
-            address = engine.get_function_address(artifact.entry)
-        if not address:
-            raise LaunchError(f"cpu load: entry {artifact.entry!r} not found in the object")
-        return LoadedKernel(artifact, engine, _KERNEL_FN(address), dict(artifact.metadata))
+            addresses = {e: engine.get_function_address(e) for e in entries}
+        for entry, address in addresses.items():
+            if not address:
+                raise LaunchError(f"cpu load: entry {entry!r} not found in the object")
+        return engine, addresses
+
+    def load(self, artifact: Any) -> LoadedKernel:
+        """Load an ``"obj"`` artifact of one kernel into a fresh MCJIT engine.
+
+        Raises:
+            LaunchError: wrong backend/format, or built for another CPU.
+        """
+        self._check_artifact(artifact)
+        engine, addresses = self._engine(artifact.data, [artifact.entry])
+        fn = _KERNEL_FN(addresses[artifact.entry])
+        return LoadedKernel(artifact, engine, fn, dict(artifact.metadata))
+
+    def load_program(self, artifact: Any) -> dict[str, LoadedKernel]:
+        """Load a :meth:`compile_program` artifact into one MCJIT engine; kernel name →
+        :class:`LoadedKernel` (kernels sharing a function share its entry point).
+
+        Raises:
+            LaunchError: wrong backend/format, not a program, or built for another CPU.
+        """
+        self._check_artifact(artifact)
+        meta = artifact.metadata
+        if not meta.get("program"):
+            raise LaunchError(f"cpu load_program: {artifact.kernel_name!r} is not a program")
+        entries: dict[str, str] = meta["entries"]
+        engine, addresses = self._engine(artifact.data, sorted(set(entries.values())))
+        functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
+        out = {}
+        for name, kmeta in meta["kernels"].items():
+            view = Artifact(backend="cpu", kernel_name=name, format="obj", data=b"",
+                            entry=entries[name], metadata=kmeta)
+            out[name] = LoadedKernel(view, engine, functions[entries[name]], dict(kmeta))
+        return out
 
     # memory -----------------------------------------------------------------------------
     def allocate(self, nbytes: int) -> np.ndarray:

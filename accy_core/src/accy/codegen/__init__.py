@@ -6,7 +6,7 @@ the text into object code, assembly, PTX or SPIR-V in a restartable worker proce
 
 from __future__ import annotations
 
-from accy.codegen.llvm import emit_llvm_ir, partition_regions
+from accy.codegen.llvm import emit_llvm_ir, emit_llvm_module, partition_regions
 from accy.codegen.target import (
     GENERATOR_REVISION,
     BaseTarget,
@@ -22,14 +22,16 @@ __all__ = [
     "TargetDescription",
     "compile_llvm",
     "emit_llvm_ir",
+    "emit_llvm_module",
     "llvm_type",
     "memory_type",
     "partition_regions",
+    "start_worker",
 ]
 
 
 def __getattr__(name: str) -> object:
-    if name in ("CodegenRequest", "compile_llvm"):
+    if name in ("CodegenRequest", "compile_llvm", "start_worker"):
         from accy.codegen import worker
 
         return getattr(worker, name)

@@ -20,14 +20,16 @@ SIMT mode (GPU) emits one entry function per kernel through the target's hooks.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from accy.codegen.emitter import FunctionEmitter, symbol
 from accy.codegen.target import TargetDescription, llvm_type, memory_type
+from accy.errors import VerifyError
 from accy.kernel import ir
 from accy.kernel.verifier import contains_barrier, uniform_variables, verify_kernel
 
-__all__ = ["emit_llvm_ir", "partition_regions"]
+__all__ = ["emit_llvm_ir", "emit_llvm_module", "partition_regions"]
 
 
 @dataclass
@@ -326,17 +328,42 @@ def emit_llvm_ir(kernel: ir.Kernel, target: TargetDescription, noalias: bool = T
         VerifyError: the kernel is invalid.
         CapabilityError: the target cannot lower something in the kernel.
     """
-    verify_kernel(kernel)
-    target.legalize(kernel)
-    head = [f"; ModuleID = 'accy.{kernel.name}'", f'source_filename = "{kernel.name}"']
+    return emit_llvm_module([kernel], target, noalias=noalias, module_name=kernel.name)
+
+
+def emit_llvm_module(kernels: Sequence[ir.Kernel], target: TargetDescription,
+                     noalias: bool = True, module_name: str = "program") -> str:
+    """Return one LLVM IR module defining every kernel of ``kernels`` (CPU or SIMT mode).
+
+    The functions are those :func:`emit_llvm_ir` emits for each kernel, under each kernel's
+    own name; declarations are merged. Compiling the whole program as one module costs one
+    target-machine set-up, one round trip to the codegen worker and one JIT engine instead
+    of one per kernel.
+
+    Raises:
+        VerifyError: a kernel is invalid, or two kernels share a name.
+        CapabilityError: the target cannot lower something in a kernel.
+    """
+    names = [k.name for k in kernels]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise VerifyError(f"one LLVM module cannot define kernels of the same name: {dup}")
+    head = [f"; ModuleID = 'accy.{module_name}'", f'source_filename = "{module_name}"']
     if target.triple:
         head.append(f'target triple = "{target.triple}"')
     if target.data_layout:
         head.append(f'target datalayout = "{target.data_layout}"')
-    head += target.module_prelude(kernel)
-    if target.simt:
-        fns, decls, globals_ = _simt_functions(kernel, target)
-        head += globals_
-    else:
-        fns, decls = _cpu_functions(kernel, target, noalias)
-    return "\n".join([*head, "", *sorted(decls.values()), "", *fns, ""])
+    decls: dict[str, str] = {}
+    body: list[str] = []
+    for kernel in kernels:
+        verify_kernel(kernel)
+        target.legalize(kernel)
+        head += target.module_prelude(kernel)
+        if target.simt:
+            fns, kdecls, globals_ = _simt_functions(kernel, target)
+            head += globals_
+        else:
+            fns, kdecls = _cpu_functions(kernel, target, noalias)
+        decls.update(kdecls)
+        body += ["", *fns]
+    return "\n".join([*head, "", *sorted(decls.values()), *body, ""])

@@ -32,7 +32,7 @@ from typing import IO, Any
 
 from accy.errors import CodegenError
 
-__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "shutdown_worker"]
+__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "shutdown_worker", "start_worker"]
 
 OUTPUT_KINDS = frozenset({"obj", "asm", "ptx", "spirv-obj", "llvm-opt", "llvm"})
 _PIPELINES = ("default", "light", "none")
@@ -240,9 +240,16 @@ def _read_message(stream: IO[bytes]) -> object | None:
 
 
 def _serve() -> None:
-    """Child main loop: answer requests until stdin closes."""
+    """Child main loop: answer requests until stdin closes.
+
+    LLVM is loaded and initialized before the first request arrives, so a worker started
+    ahead of time (:func:`start_worker`) has paid its start-up by then.
+    """
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # stray prints must not corrupt the protocol
+    import llvmlite.binding as llvm
+
+    _initialize(llvm)
     while True:
         message = _read_message(stdin)
         if message is None:
@@ -261,14 +268,29 @@ def _serve() -> None:
         _write_message(stdout, reply)
 
 
+# The child imports this file without running ``accy/__init__.py`` (which loads numpy and the
+# IR: ~0.3 s of the worker's start-up): empty package modules stand in for ``accy`` and
+# ``accy.codegen``, so only ``accy.errors`` (standard library only) and llvmlite are loaded.
+_BOOTSTRAP = """\
+import runpy, sys, types
+for name, path in (("accy", {pkg!r}), ("accy.codegen", {codegen!r})):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+runpy.run_module("accy.codegen.worker", run_name="__main__")
+"""
+
+
 class _Worker:
     def __init__(self) -> None:
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         env = dict(os.environ)
-        src = str(Path(__file__).resolve().parents[2])
+        here = Path(__file__).resolve().parent
+        src = str(here.parents[1])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
+        boot = _BOOTSTRAP.format(pkg=str(here.parent), codegen=str(here))
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "accy.codegen.worker"],
+            [sys.executable, "-c", boot],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -301,6 +323,20 @@ def shutdown_worker() -> None:
         if _worker is not None:
             _worker.close()
             _worker = None
+
+
+def start_worker() -> None:
+    """Start the worker process now, without waiting for it (no-op when one is running or
+    compilation is in-process): its start-up (~0.1-0.3 s: Python and LLVM) then overlaps
+    the caller's tracing and passes instead of delaying the first compile."""
+    global _worker
+    from accy import config
+
+    if config.codegen_in_process():
+        return
+    with _lock:
+        if _worker is None or _worker.proc.poll() is not None:
+            _worker = _Worker()
 
 
 atexit.register(shutdown_worker)  # no orphaned worker (or ResourceWarning) at interpreter exit

@@ -14,7 +14,8 @@ from typing import Any
 from accy.errors import InputError
 from accy.ir import Module
 
-__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel"]
+__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel", "load_kernels",
+           "program_key"]
 
 _MEMORY: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
@@ -55,6 +56,44 @@ def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = Non
             cache.store(key, art)
     _ARTIFACTS[key] = art
     return art
+
+
+def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, Any]) -> str:
+    """The cache key of a whole program's object code: every kernel's name and fingerprint."""
+    parts = "\n".join(f"{n} {k.fingerprint()}" for n, k in sorted(kernels.items()))
+    return artifact_key(backend_name, device_fingerprint,
+                        "program:" + hashlib.sha256(parts.encode()).hexdigest())
+
+
+def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | None = None,
+                 name: str = "program") -> dict[str, Any]:
+    """Compile (through the memory and disk caches) and load ``kernels``; name → loaded.
+
+    A backend with ``compile_program``/``load_program`` (the CPU) gets the whole program as
+    one module and one JIT engine; others get one artifact per kernel (:func:`compile_kernel`).
+    """
+    stats = stats if stats is not None else {}
+    if not kernels:
+        return {}
+    if not (hasattr(backend, "compile_program") and hasattr(backend, "load_program")):
+        return {n: backend.load(compile_kernel(backend, k, stats)) for n, k in kernels.items()}
+    caps = backend.capabilities()
+    key = program_key(backend.name, caps.device_fingerprint, kernels)
+    art = _ARTIFACTS.get(key)
+    if art is not None:
+        stats["memory_hits"] = stats.get("memory_hits", 0) + 1
+        return backend.load_program(art)
+    cache = _disk_cache()
+    art = cache.load(key) if cache is not None else None
+    if art is not None:
+        stats["disk_hits"] = stats.get("disk_hits", 0) + 1
+    else:
+        stats["disk_misses"] = stats.get("disk_misses", 0) + 1
+        art = backend.compile_program(list(kernels.values()), name=name)
+        if cache is not None:
+            cache.store(key, art)
+    _ARTIFACTS[key] = art
+    return backend.load_program(art)
 
 
 def clear_memory_cache() -> None:
@@ -127,13 +166,16 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         if hit is not None:
             return hit
     module.verify()
+    warm_up = getattr(be, "prepare_compile", None)
+    if warm_up is not None:
+        warm_up()  # e.g. start the codegen worker while the passes run
     ctx = PassContext(target_profile=be.target_profile(), backend=backend)
     _launch_options(ctx, caps.device_fingerprint, launch, tuning)
     products = run_stages(module, ctx, until="target", verify_each=verify_each)
     final = products[-1].module
     graph = graph_from_function(final, final.function(fn_name))
     stats: dict[str, int] = {}
-    loaded = {name: be.load(compile_kernel(be, k, stats)) for name, k in graph.kernels.items()}
+    loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
     exe = Executable(be, graph, loaded, final, products, stats)
     if use_cache:
         with _LOCK:

@@ -1,0 +1,163 @@
+"""Benchmark: compilation time of accy programs, one run, ratios printed.
+
+``python bench/compile.py [--only CASE,...] [--steps N] [--backend cpu]``
+
+Every case runs in a fresh Python process (imports done before the clock starts), so a
+"first call" includes everything a user's first call pays: tracing, the pass pipeline,
+LLVM, loading and the run itself.
+
+- **cold**: the first call of a 9-op elementwise chain (256 f32) with an empty cache
+  directory, against numba's first call of the same chain (``@njit``, no cache) when numba
+  is installed (``pip install accy-core[bench]``);
+- **warm**: the same first call in a new process whose cache directory the cold run filled
+  (target: ≤ 20 ms);
+- **ops5000**: a jacobi-1d whose time loop Python unrolls at trace time (~5,000 traced ops),
+  empty cache (issue 11 target: < 10 s on the 2-core machine);
+- **jacobi2d**: a 1000-step jacobi-2d on 256×256 with ``accy.fori_loop``, first call with an
+  empty cache (target: < 2 s);
+- **transformer**: ``accy.compile`` + first call of the ``transformer_block`` workload
+  (16×32, 25 kernels), empty cache.
+
+Prints one line per case: seconds, and the ratio to numba's first call where there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+CHAIN = """
+def chain(x, y):
+    t = x * y
+    t = t + x
+    t = t - y
+    t = t * 0.5
+    t = t / (np.abs(x) + 1.0)
+    t = np.maximum(t, 0.25)
+    t = np.minimum(t, 4.0)
+    return np.sqrt(t * t)
+"""
+
+CASES = {
+    "cold": """
+import accy, accy.numpy as np
+exec(CHAIN)
+f = accy.jit(chain, backend=BACKEND)
+x = numpy.linspace(0, 1, 256, dtype=numpy.float32); y = x + 1
+t0 = time.perf_counter(); f(x, y); dt = time.perf_counter() - t0
+""",
+    "numba": """
+import numba
+np = numpy
+exec(CHAIN)
+f = numba.njit(chain)
+x = numpy.linspace(0, 1, 256, dtype=numpy.float32); y = x + 1
+t0 = time.perf_counter(); f(x, y); dt = time.perf_counter() - t0
+""",
+    "ops5000": """
+import accy
+def jac(A, B):
+    for _ in range(STEPS):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+    return A, B
+f = accy.jit(jac, backend=BACKEND)
+A = numpy.linspace(0, 1, 400, dtype=numpy.float32); B = A + 1
+t0 = time.perf_counter(); f(A, B); dt = time.perf_counter() - t0
+extra = {"ops": len(f.lower(A, B).functions[0].body.ops), "kernels": f.compile(A, B).kernel_count}
+""",
+    "jacobi2d": """
+import accy
+from accy import lax
+def five(A):
+    return 0.2 * (A[1:-1, 1:-1] + A[1:-1, :-2] + A[1:-1, 2:] + A[2:, 1:-1] + A[:-2, 1:-1])
+def jac(A, B):
+    def step(t, c):
+        A, B = c
+        B = B.at[1:-1, 1:-1].set(five(A))
+        A = A.at[1:-1, 1:-1].set(five(B))
+        return A, B
+    return lax.fori_loop(0, 1000, step, (A, B))
+f = accy.jit(jac, backend=BACKEND)
+A = numpy.random.default_rng(0).random((256, 256), dtype=numpy.float32); B = A.copy()
+t0 = time.perf_counter(); f(A, B); dt = time.perf_counter() - t0
+""",
+    "transformer": """
+import accy
+from accy.profiling import workloads
+w = workloads.build("transformer_block", 16, 32)
+t0 = time.perf_counter()
+exe = accy.compile(w.module, backend=BACKEND); exe(*w.inputs)
+dt = time.perf_counter() - t0
+extra = {"kernels": exe.kernel_count}
+""",
+}
+CASES["warm"] = CASES["cold"]
+
+PRELUDE = "import json, time, numpy\nextra = {}\n"
+EPILOGUE = "\nprint(json.dumps({'s': dt, **extra}))\n"
+
+
+def run_case(name: str, cache: str, backend: str, steps: int, pyc: str) -> dict:
+    """Run case ``name`` in a fresh interpreter with ``ACCY_CACHE_DIR=cache``; returns its
+    JSON line (``s``: seconds of the timed region). Byte code is cached under ``pyc``
+    (``PYTHONPYCACHEPREFIX``) as in an ordinary install, even where the environment sets
+    ``PYTHONDONTWRITEBYTECODE``."""
+    code = (PRELUDE + f"BACKEND = {backend!r}\nSTEPS = {steps}\nCHAIN = {CHAIN!r}\n"
+            + textwrap.dedent(CASES[name]) + EPILOGUE)
+    env = dict(os.environ, ACCY_CACHE_DIR=cache, PYTHONPYCACHEPREFIX=pyc)
+    for var in ("ACCY_DISABLE_DISK_CACHE", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(var, None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=False)
+    if out.returncode:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated cases")
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--steps", type=int, default=156, help="ops5000: unrolled time steps")
+    args = ap.parse_args()
+    order = ["cold", "warm", "numba", "ops5000", "jacobi2d", "transformer"]
+    only = [c for c in args.only.split(",") if c] or order
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory(prefix="accy-bench-compile-") as root:
+        chain_cache = os.path.join(root, "chain")
+        pyc = os.path.join(root, "pyc")
+        run_case("cold", os.path.join(root, "prime"), args.backend, args.steps, pyc)
+        for name in order:
+            if name not in only and not (name == "cold" and "warm" in only):
+                continue
+            if name == "numba":
+                try:
+                    import numba  # noqa: F401
+                except ImportError:
+                    results[name] = {"error": "numba not installed (pip install accy-core[bench])"}
+                    continue
+            cache = chain_cache if name in ("cold", "warm") else os.path.join(root, name)
+            results[name] = run_case(name, cache, args.backend, args.steps, pyc)
+    numba_s = results.get("numba", {}).get("s")
+    print(f"{'case':<12} {'seconds':>9}  notes")
+    for name in order:
+        r = results.get(name)
+        if r is None:
+            continue
+        if "error" in r:
+            print(f"{name:<12} {'-':>9}  {r['error']}")
+            continue
+        notes = " ".join(f"{k}={v}" for k, v in r.items() if k != "s")
+        if name in ("cold", "warm") and numba_s:
+            notes += f" accy/numba-first={r['s'] / numba_s:.2f}"
+        print(f"{name:<12} {r['s']:9.4f}  {notes}")
+
+
+if __name__ == "__main__":
+    main()
