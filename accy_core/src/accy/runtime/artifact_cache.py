@@ -155,6 +155,13 @@ class ArtifactCache:
             os.utime(path)
         return artifact
 
+    def discard(self, key: str, why: str) -> None:
+        """Delete the entry of ``key``, which its reader could not use (one ``CacheWarning``
+        saying ``why``, counted as corrupt); no-op when the cache is disabled."""
+        if self.directory is not None:
+            self.hits -= 1
+            self._drop(self.path_for(key), why)
+
     def _drop(self, path: Path, why: str) -> None:
         self.corrupt += 1
         self.misses += 1

@@ -149,6 +149,7 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     from accy.plugins import open_backend
     from accy.runtime.executable import Executable
     from accy.runtime.graph import graph_from_function
+    from accy.runtime.pipeline_cache import load_graph, pipeline_key, store_graph
 
     if not isinstance(module, Module):
         raise InputError(f"accy.compile expects an accy.ir.Module, got {type(module).__name__}")
@@ -166,17 +167,30 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         if hit is not None:
             return hit
     module.verify()
-    warm_up = getattr(be, "prepare_compile", None)
-    if warm_up is not None:
-        warm_up()  # e.g. start the codegen worker while the passes run
-    ctx = PassContext(target_profile=be.target_profile(), backend=backend)
-    _launch_options(ctx, caps.device_fingerprint, launch, tuning)
-    products = run_stages(module, ctx, until="target", verify_each=verify_each)
-    final = products[-1].module
-    graph = graph_from_function(final, final.function(fn_name))
+    options = (verify_each, _launch_key(launch, tuning))
+    pkey = pipeline_key(key[0], fn_name, be, options) if _disk_cache() is not None else None
+    graph = load_graph(pkey) if pkey is not None else None
     stats: dict[str, int] = {}
+
+    def stages() -> list[Any]:
+        ctx = PassContext(target_profile=be.target_profile(), backend=backend)
+        _launch_options(ctx, caps.device_fingerprint, launch, tuning)
+        return run_stages(module, ctx, until="target", verify_each=verify_each)
+
+    if graph is not None:
+        stats["pipeline_hits"] = 1
+        products = None
+    else:
+        warm_up = getattr(be, "prepare_compile", None)
+        if warm_up is not None:
+            warm_up()  # e.g. start the codegen worker while the passes run
+        products = stages()
+        final = products[-1].module
+        graph = graph_from_function(final, final.function(fn_name))
+        if pkey is not None:
+            store_graph(pkey, graph)
     loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
-    exe = Executable(be, graph, loaded, final, products, stats)
+    exe = Executable(be, graph, loaded, stages=products, cache_stats=stats, restage=stages)
     if use_cache:
         with _LOCK:
             _MEMORY[key] = exe

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,12 +41,14 @@ class Executable:
     """
 
     def __init__(self, backend: Any, graph: LaunchGraph, loaded: dict[str, object],
-                 module: Any = None, stages: Sequence[Any] = (),
-                 cache_stats: dict[str, int] | None = None) -> None:
+                 module: Any = None, stages: Sequence[Any] | None = (),
+                 cache_stats: dict[str, int] | None = None,
+                 restage: Callable[[], Sequence[Any]] | None = None) -> None:
         self.backend = backend
         self.graph = graph
-        self.module = module
-        self.stages = list(stages)
+        self._module = module
+        self._stages = list(stages) if stages is not None else None
+        self._restage = restage
         self.cache_stats = cache_stats or {}
         self.kernels = dict(graph.kernels)
         self.param_types = list(graph.param_types)
@@ -58,6 +60,22 @@ class Executable:
         self._persistent: dict[int, object] = {}
         for slot in graph.constants:
             self._persistent[slot] = self._new_persistent(slot)
+
+    @property
+    def stages(self) -> list[Any]:
+        """The stage products; for a graph read from the pipeline cache the stages are run
+        again on first access (the launch graph itself came from the cache)."""
+        if self._stages is None:
+            self._stages = list(self._restage()) if self._restage is not None else []
+        return self._stages
+
+    @property
+    def module(self) -> Any:
+        """The module after the last stage (None for families)."""
+        if self._module is None and (self._stages or self._restage is not None):
+            stages = self.stages
+            self._module = stages[-1].module if stages else None
+        return self._module
 
     @property
     def kernel_count(self) -> int:

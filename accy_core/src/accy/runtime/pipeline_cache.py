@@ -1,0 +1,117 @@
+"""On-disk cache of the staged pipeline's product: the launch graph of a compiled program.
+
+With it, the first call of a program compiled by an earlier process costs a lookup and a
+load: no pass runs (:func:`accy.compile` reads the graph here, then the program's object code
+from the artifact cache). Entries live in the artifact cache directory
+(:class:`~accy.runtime.artifact_cache.ArtifactCache`: 0700 directory, 0600 files written
+atomically, sha256-checked, LRU size cap), as artifacts of format ``"launch-graph"`` whose
+payload is the pickled :class:`~accy.runtime.graph.LaunchGraph`.
+
+The key covers the module fingerprint, the function, the backend and its device fingerprint,
+the compile options, the accy version and :func:`source_fingerprint` (so an edited pass
+never serves a stale graph, even at the same version). An entry that cannot be read back
+(truncated, bad checksum, a pickle of classes that changed) is deleted with one
+:class:`~accy.errors.CacheWarning` and the program is compiled again.
+
+Pickle is used because a graph holds kernel IR and numpy constants; the file is only ever
+read from a directory that the cache refuses unless it is private to the user
+(:mod:`accy.runtime.cache_files`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from accy.backend import Artifact
+
+__all__ = ["FORMAT", "load_graph", "pipeline_key", "source_fingerprint", "store_graph"]
+
+FORMAT = "launch-graph"
+
+
+@lru_cache(maxsize=8)
+def _tree_fingerprint(root: str) -> str:
+    h = hashlib.sha256()
+    stack = [root]
+    while stack:
+        top = stack.pop()
+        try:
+            entries = sorted(os.scandir(top), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                if e.name != "__pycache__":
+                    stack.append(e.path)
+            elif e.name.endswith(".py"):
+                st = e.stat()
+                h.update(f"{e.path}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def source_fingerprint(*modules: str) -> str:
+    """A digest of the path, size and modification time of every ``.py`` file of ``accy``
+    and of the named top-level packages that are imported (computed once per process)."""
+    roots = []
+    for name in ("accy", *modules):
+        mod = sys.modules.get(name.split(".")[0])
+        file = getattr(mod, "__file__", None)
+        if file:
+            roots.append(str(Path(file).parent))
+    return hashlib.sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
+                          ).hexdigest()
+
+
+def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: Any) -> str:
+    """The cache key of ``function`` of a module compiled for a live ``backend`` with
+    ``options`` (any ``repr``-stable value: verify flag, launch choices, tuning token)."""
+    import accy
+
+    caps = backend.capabilities()
+    text = "|".join([FORMAT, module_fingerprint, function, backend.name,
+                     caps.device_fingerprint, repr(options), accy.__version__,
+                     source_fingerprint(type(backend).__module__, "accy_kernels")])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cache() -> Any:
+    from accy.runtime.artifact_cache import ArtifactCache
+
+    cache = ArtifactCache()
+    return cache if cache.enabled else None
+
+
+def load_graph(key: str) -> Any | None:
+    """The launch graph stored under ``key``, or ``None`` (miss, cache disabled or refused,
+    or an entry that cannot be decoded: deleted with a ``CacheWarning``)."""
+    cache = _cache()
+    art = cache.load(key) if cache is not None else None
+    if art is None:
+        return None
+    try:
+        if art.format != FORMAT:
+            raise ValueError(f"format {art.format!r}")
+        return pickle.loads(art.data)
+    except Exception as e:  # noqa: BLE001 - any undecodable payload is a corrupt entry
+        cache.discard(key, f"holds a launch graph that cannot be decoded ({type(e).__name__})")
+        return None
+
+
+def store_graph(key: str, graph: Any) -> None:
+    """Store ``graph`` under ``key`` (no-op when the cache is disabled or the graph cannot
+    be pickled)."""
+    cache = _cache()
+    if cache is None:
+        return
+    try:
+        data = pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return
+    cache.store(key, Artifact(backend="pipeline", kernel_name=getattr(graph, "name", "graph"),
+                              format=FORMAT, data=data, entry="", metadata={}))

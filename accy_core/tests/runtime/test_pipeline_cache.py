@@ -1,0 +1,93 @@
+"""The pipeline cache: a program compiled by an earlier process skips the passes (the launch
+graph comes from disk), gives the same results, and an undecodable entry is rebuilt."""
+
+from __future__ import annotations
+
+import json
+import struct
+import warnings
+
+import accy
+import numpy as np
+import pytest
+from accy.backend import Artifact
+from accy.errors import CacheWarning
+from accy.runtime.artifact_cache import MAGIC, ArtifactCache
+from accy.runtime.compiler import clear_memory_cache
+from accy.runtime.pipeline_cache import FORMAT
+
+
+def _module():
+    b = accy.Builder()
+    t = b.tensor("f32", (32, 4))
+    fb = b.begin_function("cached", params=[t, t])
+    x, y = fb.param(0), fb.param(1)
+    fb.return_(fb.reduce_sum(fb.mul(x, y), axes=[1]), fb.add(fb.exp(x), y))
+    fb.finish()
+    return b.finish()
+
+
+def _inputs():
+    rng = np.random.default_rng(1)
+    return [rng.standard_normal((32, 4)).astype(np.float32) for _ in range(2)]
+
+
+def _graph_keys(cache: ArtifactCache) -> list[str]:
+    keys = []
+    for path in cache.directory.glob("*.acart"):
+        blob = path.read_bytes()
+        (n,) = struct.unpack_from("<I", blob, len(MAGIC) + 4)
+        header = json.loads(blob[len(MAGIC) + 8 : len(MAGIC) + 8 + n])
+        if header["format"] == FORMAT:
+            keys.append(header["key"])
+    return keys
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ACCY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACCY_DISABLE_DISK_CACHE", raising=False)
+    clear_memory_cache()
+    yield ArtifactCache()
+    clear_memory_cache()
+
+
+def test_second_process_skips_the_passes_with_equal_results(fresh_cache):
+    first = accy.compile(_module())
+    assert "pipeline_hits" not in first.cache_stats
+    want = first(*_inputs())
+    clear_memory_cache()  # as a new process: only the disk cache remains
+    second = accy.compile(_module())
+    assert second.cache_stats.get("pipeline_hits") == 1
+    assert second.cache_stats.get("disk_hits") == 1  # the program's object code
+    assert second._stages is None  # no pass ran
+    for got, exp in zip(second(*_inputs()), want, strict=True):
+        np.testing.assert_array_equal(got, exp)
+    # the stages are still there on demand (run again when asked for)
+    assert [p.stage for p in second.stages][-1] == "target"
+    assert second.module is second.stages[-1].module
+
+
+def test_undecodable_pipeline_entry_warns_once_and_rebuilds(fresh_cache):
+    want = accy.compile(_module())(*_inputs())
+    (key,) = _graph_keys(fresh_cache)
+    fresh_cache.store(key, Artifact(backend="pipeline", kernel_name="cached", format=FORMAT,
+                                    data=b"not a pickle", entry="", metadata={}))
+    clear_memory_cache()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        exe = accy.compile(_module())
+    warned = [w.message for w in record if isinstance(w.message, CacheWarning)]
+    assert len(warned) == 1 and "launch graph" in str(warned[0])
+    assert "pipeline_hits" not in exe.cache_stats  # rebuilt by the passes
+    for got, exp in zip(exe(*_inputs()), want, strict=True):
+        np.testing.assert_array_equal(got, exp)
+    clear_memory_cache()  # the rebuilt entry is good again
+    assert accy.compile(_module()).cache_stats.get("pipeline_hits") == 1
+
+
+def test_disabled_disk_cache_runs_the_passes(fresh_cache, monkeypatch):
+    monkeypatch.setenv("ACCY_DISABLE_DISK_CACHE", "1")
+    accy.compile(_module())
+    clear_memory_cache()
+    assert "pipeline_hits" not in accy.compile(_module()).cache_stats
