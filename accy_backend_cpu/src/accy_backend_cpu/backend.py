@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import os
 import struct
 import threading
@@ -371,6 +372,41 @@ class CpuBackend:
             fn(pointers, slots, begin, end, groups)
 
         self.pool.run(run, groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
+
+    def bind_launch(self, loaded: LoadedKernel, geometry: Any,
+                    scalars: Sequence[tuple[str, int | float]]) -> tuple[Any, Any]:
+        """Validate and pack a launch's geometry and scalars once, for repeated calls.
+
+        Returns ``(pointers, run)``: ``pointers`` is a ctypes array with one slot per buffer
+        (launch order) that the caller fills with buffer addresses; ``run()`` launches with
+        the addresses it holds then. Unlike :meth:`launch`, nothing about the buffers is
+        checked per call: the caller guarantees host buffers of the kernel's dtypes and
+        sizes, and, for a ``noalias`` kernel, that no written buffer overlaps another.
+
+        Raises:
+            LaunchError: scalar count or dtype mismatch, or the wrong work-group size.
+        """
+        meta = loaded.metadata
+        name = loaded.artifact.kernel_name
+        slots = self._scalars(name, meta, scalars)
+        if geometry.workgroup_size != meta["workgroup_size"]:
+            raise LaunchError(
+                f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
+                f"differs from the kernel's {meta['workgroup_size']}"
+            )
+        groups = int(geometry.groups)
+        pointers = (ctypes.c_void_p * max(1, len(meta["buffers"])))()
+        fn = loaded.function
+        if groups <= 0:
+            return pointers, lambda: None
+        work = meta["workgroup_size"] * meta.get("work_per_item", 1)
+        if not self.pool.parallel(groups, work):
+            return pointers, functools.partial(fn, pointers, slots, 0, groups, groups)
+
+        def part(begin: int, end: int) -> None:
+            fn(pointers, slots, begin, end, groups)
+
+        return pointers, functools.partial(self.pool.run, part, groups, work)
 
     def _pointers(self, name: str, meta: dict[str, Any], buffers: Sequence[Any]) -> Any:
         expected = meta["buffers"]

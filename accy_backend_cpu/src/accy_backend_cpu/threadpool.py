@@ -47,6 +47,14 @@ class WorkgroupPool:
                 )
             return self._executor
 
+    def _parts(self, groups: int, items_per_group: int) -> int:
+        useful = (groups * items_per_group) // self.min_items_per_thread
+        return min(self.num_threads, groups, max(1, useful))
+
+    def parallel(self, groups: int, items_per_group: int) -> bool:
+        """Whether :meth:`run` would split this launch over threads (False: it runs inline)."""
+        return self._parts(groups, items_per_group) > 1
+
     def run(self, fn: Callable[[int, int], None], groups: int, items_per_group: int) -> None:
         """Call ``fn`` on ranges covering ``[0, groups)``; re-raise the first failure.
 
@@ -54,8 +62,7 @@ class WorkgroupPool:
         loop iterations): a launch of less than ``min_items_per_thread`` per thread runs
         with fewer threads.
         """
-        useful = (groups * items_per_group) // self.min_items_per_thread
-        parts = min(self.num_threads, groups, max(1, useful))
+        parts = self._parts(groups, items_per_group)
         if parts <= 1:
             fn(0, groups)
             return

@@ -40,6 +40,7 @@ from accy.ir import Builder, Module, TensorType
 __all__ = ["Jitted", "jit"]
 
 REFERENCE = "reference"
+_LEAF = ("*",)  # the tree of a single array result
 
 
 @dataclass
@@ -79,6 +80,10 @@ class Jitted:
         self.name = name or _ir_name(fn)
         self.trace_count = 0
         self._cache: dict[Any, _Entry] = {}
+        # (numpy dtype, shape) of each positional array argument → entry: calls with plain
+        # C-contiguous numpy arrays skip the signature's flattening (see __call__)
+        self._fast: dict[tuple, _Entry] = {}
+        self._last: _Entry | None = None  # the entry of the latest such call, tried first
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
     @property
@@ -89,6 +94,8 @@ class Jitted:
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call traces again)."""
         self._cache.clear()
+        self._fast.clear()
+        self._last = None
 
     # ------------------------------------------------------------ signature and trace
     def _signature(self, args: tuple, kwargs: dict) -> tuple[Any, list[Any], list[TensorType]]:
@@ -172,10 +179,25 @@ class Jitted:
             VerifyError: a shape/dtype error in the traced code (names the user's line).
             TracerConversionError: Python control flow on traced data.
         """
+        fast_key = None
+        if not kwargs and not self.static_argnums and current_trace() is None:
+            last = self._last
+            if last is not None:  # the executable checks dtypes, shapes and layouts itself
+                out = last.executable.call_fast(args)
+                if out is not None:
+                    return out[0] if last.out_tree == _LEAF else unflatten(last.out_tree, out)
+            if all(type(a) is np.ndarray for a in args):
+                fast_key = tuple((a.dtype, a.shape) for a in args)
+                entry = self._fast.get(fast_key)
+                if entry is not None:
+                    self._last = entry
+                    return unflatten(entry.out_tree, list(entry.executable(*args)))
         if current_trace() is not None:  # nested jit: inline into the outer trace
             return self.fn(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
         results = self._run(entry, leaves)
+        if fast_key is not None and not entry.writes and entry.executable is not None:
+            self._fast[fast_key] = self._last = entry
         if entry.writes:
             results = _write_back(self.name, entry, leaves, results)
         return unflatten(entry.out_tree, results)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import InputError
+from accy.runtime.fast_call import build_fast_call
 from accy.runtime.graph import LaunchGraph
 from accy.runtime.sequence import run_sequence
 
@@ -58,6 +59,7 @@ class Executable:
         self._lock = threading.Lock()
         self._written = graph.written_slots
         self._persistent: dict[int, object] = {}
+        self._fast: Any = None  # the small-call plan (accy.runtime.fast_call), built lazily
         for slot in graph.constants:
             self._persistent[slot] = self._new_persistent(slot)
 
@@ -109,9 +111,22 @@ class Executable:
             InputError: wrong input count, dtype or shape (message says expected vs got).
             BackendError: the backend failed a launch.
         """
+        out = self.call_fast(args)
+        if out is not None:
+            return out
         arrays = self._check_inputs(args)
         with self._lock:
             return self._run(arrays)
+
+    def call_fast(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
+        """Run through the small-call fast path (:mod:`accy.runtime.fast_call`) when ``args``
+        are C-contiguous numpy arrays of exactly the parameters' dtypes and shapes and the
+        program has such a path; otherwise return ``None`` (nothing ran)."""
+        with self._lock:
+            fast = self._fast
+            if fast is None:
+                fast = self._fast = build_fast_call(self) or False
+            return fast(args) if fast else None
 
     def _bind(self, arr: np.ndarray, per_call: list[object], write: bool) -> object:
         be = self.backend
@@ -222,6 +237,7 @@ class Executable:
         callers): the next call allocates them again and uploads the constants.
         """
         with self._lock:
+            self._fast = None  # it holds the persistent buffers' addresses
             for buf in self._persistent.values():
                 self.backend.free(buf)
             self._persistent.clear()

@@ -1,0 +1,142 @@
+"""The small-call fast path of an :class:`~accy.runtime.Executable` on host-memory backends.
+
+A call of a few hundred elements is all Python overhead (the kernel itself takes about a
+microsecond), so this path does, per call, only what cannot be done once: compare each
+argument's type, dtype, shape and layout with the parameter's, take its address, allocate
+the fresh result arrays, write the addresses into launch argument arrays packed when the
+plan was built (backend ``bind_launch``: geometry and scalars validated and packed once,
+temporaries and constants bound to their persistent buffers) and call each kernel.
+
+Any call the plan does not cover returns ``None`` and takes the ordinary path, which
+raises the same errors as always (wrong count, dtype, shape: :class:`~accy.errors.InputError`).
+Programs with loops, index checks, zero-initialised results, empty tensors or a kernel
+that writes into a parameter buffer (which could alias another argument) have no plan.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from accy.backend import Geometry
+
+__all__ = ["FastCall", "build_fast_call"]
+
+_ndarray = np.ndarray
+_empty = np.empty
+_addressof = ctypes.addressof
+_from_buffer = ctypes.c_char.from_buffer
+
+
+def _address(a: np.ndarray) -> int:
+    """The address of ``a``'s first byte (``ctypes.from_buffer`` is the cheapest route for a
+    writable array; read-only ones go through the array interface)."""
+    try:
+        return _addressof(_from_buffer(a))
+    except (TypeError, ValueError, BufferError):
+        return a.__array_interface__["data"][0]
+
+
+class FastCall:
+    """A prepared call: ``plan(args)`` returns the results, or ``None`` when ``args`` do
+    not match the parameters exactly (the caller then takes the ordinary path)."""
+
+    def __init__(self, params: list[tuple[np.dtype, tuple[int, ...]]],
+                 outputs: list[tuple[np.dtype, tuple[int, ...]]],
+                 launches: list[tuple[Any, Any, list[tuple[int, int]]]],
+                 results: list[tuple[str, Any]]) -> None:
+        # (dtype, shape, C-contiguous strides) per parameter: comparing strides is cheaper
+        # than reading ``flags`` (both refuse a transposed or sliced view)
+        self.params = [(d, s, _strides(d, s)) for d, s in params]
+        self.outputs = outputs
+        self.launches = launches
+        self.results = results
+        self.plain = [k for k, _ in results] == ["out"] * len(results)
+        self.count = len(params)
+
+    def __call__(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
+        if len(args) != self.count:
+            return None
+        addresses = []
+        i = 0
+        for dtype, shape, strides in self.params:
+            a = args[i]
+            i += 1
+            if (type(a) is not _ndarray or a.dtype != dtype or a.shape != shape
+                    or a.strides != strides):
+                return None
+            addresses.append(_address(a))
+        outs = []
+        for dtype, shape in self.outputs:
+            o = _empty(shape, dtype)
+            outs.append(o)
+            addresses.append(_addressof(_from_buffer(o)))
+        for pointers, run, binds in self.launches:
+            for position, source in binds:
+                pointers[position] = addresses[source]
+            run()
+        if self.plain:
+            return tuple(outs)
+        return tuple(_result(kind, ref, args, outs) for kind, ref in self.results)
+
+
+def _strides(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides numpy gives a fresh C-ordered array (other layouts take the slow path)."""
+    return np.empty(shape, dtype).strides
+
+
+def _result(kind: str, ref: Any, args: Sequence[np.ndarray], outs: list[np.ndarray]) -> Any:
+    if kind == "out":
+        return outs[ref]
+    if kind == "out-copy":
+        return outs[ref].copy()
+    if kind == "param":
+        return args[ref].copy()
+    return ref.copy()  # a constant
+
+
+def build_fast_call(exe: Any) -> FastCall | None:
+    """The :class:`FastCall` of executable ``exe``, or ``None`` when it has none (see the
+    module docstring). Persistent buffers are bound now: rebuild after ``exe.close()``."""
+    g, be = exe.graph, exe.backend
+    if not exe._host or not hasattr(be, "bind_launch") or g.loops or g.checks or g.zero_results:
+        return None
+    written = g.written_slots
+    if any(s in written for s in g.param_slots):
+        return None
+    types = [*g.param_types, *g.result_types]
+    if any(0 in t.shape for t in types):
+        return None
+    live: dict[int, int] = {s: i for i, s in enumerate(g.param_slots)}
+    outputs: list[tuple[np.dtype, tuple[int, ...]]] = []
+    results: list[tuple[str, Any]] = []
+    for slot, t in zip(g.result_slots, g.result_types, strict=True):
+        if slot in written:
+            if slot in live:
+                results.append(("out-copy", live[slot] - len(g.param_slots)))
+                continue
+            live[slot] = len(g.param_slots) + len(outputs)
+            results.append(("out", len(outputs)))
+            outputs.append((np.dtype(t.dtype.numpy), tuple(t.shape)))
+        elif slot in g.param_slots:
+            results.append(("param", g.param_slots.index(slot)))
+        else:
+            results.append(("const", g.constants[slot].reshape(t.shape)))
+    launches = []
+    for ln in g.launches:
+        if ln.groups <= 0:
+            continue
+        pointers, run = be.bind_launch(exe._loaded[ln.kernel],
+                                       Geometry(ln.groups, ln.workgroup_size), list(ln.scalars))
+        binds = []
+        for position, slot in enumerate(ln.slots):
+            if slot in live:
+                binds.append((position, live[slot]))
+            else:  # a temporary or constant: its persistent buffer, bound once
+                pointers[position] = exe._buffer(slot, {}).ctypes.data
+        launches.append((pointers, run, binds))
+    return FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
+                    outputs, launches, results)

@@ -1,0 +1,93 @@
+"""The small-call fast path (accy.runtime.fast_call): same results and same errors as the
+ordinary path, which it leaves every call it does not cover to."""
+
+from __future__ import annotations
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy.errors import InputError
+
+
+def _module():
+    b = accy.Builder()
+    t = b.tensor("f32", (8, 4))
+    fb = b.begin_function("fast", params=[t, t])
+    x, y = fb.param(0), fb.param(1)
+    s = fb.reduce_sum(fb.mul(x, y), axes=[1])  # two kernels, a temporary between them
+    z = fb.add(fb.sqrt(fb.abs(x)), y)
+    fb.return_(s, z, z, y)  # a result twice, and a parameter passed through
+    fb.finish()
+    return b.finish()
+
+
+def _inputs(seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((8, 4)).astype(np.float32) for _ in range(2)]
+
+
+def _expected(x, y):
+    z = np.sqrt(np.abs(x)) + y
+    return (x * y).sum(axis=1), z, z, y
+
+
+def _check(got, x, y):
+    for g, e in zip(got, _expected(x, y), strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_fast_path_equals_the_ordinary_path():
+    exe = accy.compile(_module(), use_cache=False)
+    x, y = _inputs()
+    first = exe(x, y)  # builds the plan
+    assert exe._fast, "this program should have a fast path"
+    for seed in range(3):
+        x, y = _inputs(seed)
+        got = exe(x, y)
+        _check(got, x, y)
+        assert got[1] is not got[2] and got[3] is not y  # fresh arrays, as the slow path
+    slow = exe._run(exe._check_inputs([x, y]))
+    for f, s in zip(exe(x, y), slow, strict=True):
+        np.testing.assert_array_equal(f, s)
+    assert first[0].shape == (8,)
+
+
+def test_fast_path_refuses_with_the_ordinary_errors():
+    exe = accy.compile(_module(), use_cache=False)
+    x, y = _inputs()
+    exe(x, y)
+    bad_inputs = [(x.astype(np.float64), y), (x[:4], y), (x,)]
+    for args in bad_inputs:
+        assert exe.call_fast(args) is None
+        with pytest.raises(InputError) as fast_err:
+            exe(*args)
+        with pytest.raises(InputError) as slow_err:
+            exe._check_inputs(list(args))
+        assert str(fast_err.value) == str(slow_err.value)
+    # a Fortran-ordered copy is not refused: the ordinary path makes it contiguous
+    xt = np.asfortranarray(x)
+    assert exe.call_fast((xt, y)) is None
+    _check(exe(xt, y), x, y)
+
+
+def test_fast_path_survives_close():
+    exe = accy.compile(_module(), use_cache=False)
+    x, y = _inputs()
+    exe(x, y)
+    exe.close()  # frees the temporaries whose addresses the plan held
+    _check(exe(x, y), x, y)
+
+
+def test_jit_fast_path_retraces_on_new_signatures():
+    f = accy.jit(lambda a, b: anp.maximum(a * b, 0.25))
+    a = np.linspace(0, 1, 256, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_allclose(f(a, a), np.maximum(a * a, 0.25), rtol=1e-6)
+    assert f.trace_count == 1
+    b = np.linspace(0, 1, 16)  # float64, another shape: a new trace, not the fast path
+    np.testing.assert_allclose(f(b, b), np.maximum(b * b, 0.25))
+    np.testing.assert_allclose(f(a, a), np.maximum(a * a, 0.25), rtol=1e-6)
+    assert f.trace_count == 2
+    with pytest.raises(InputError):
+        f(a.astype(np.complex256), a)  # refused as before
