@@ -14,8 +14,8 @@ buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte sl
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import functools
+import hashlib
 import os
 import struct
 import threading
@@ -141,7 +141,8 @@ class CpuBackend:
         start-up then overlaps the passes instead of delaying the first LLVM run."""
         start_worker()
 
-    def _metadata(self, kernel: Kernel, noalias: bool) -> dict[str, Any]:
+    def _metadata(self, kernel: Kernel, noalias: bool,
+                  fingerprint: str | None = None) -> dict[str, Any]:
         return {
             "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
             "scalars": [[s.name, s.dtype] for s in kernel.scalars],
@@ -152,7 +153,7 @@ class CpuBackend:
             "triple": self.target.triple,
             "cpu": self.target.cpu,
             "target_fingerprint": self.target.fingerprint(),
-            "kernel_fingerprint": kernel.fingerprint(),
+            "kernel_fingerprint": fingerprint or kernel.fingerprint(),
         }
 
     def compile(self, kernel: Kernel, options: dict[str, Any] | None = None) -> Any:
@@ -201,9 +202,14 @@ class CpuBackend:
             self._check(kernel)
             if kernel.name in metas:
                 raise VerifyError(f"program {name!r}: two kernels named {kernel.name!r}")
-            shape = dataclasses.replace(kernel, name="k").fingerprint()
+            text = kernel.to_text()  # "kernel <name>(...": the name only on the first line
+            head, _, rest = text.partition("(")
+            if head != f"kernel {kernel.name}":  # not the expected layout: never merge it
+                rest = text
+            shape = hashlib.sha256(rest.encode()).hexdigest()
             entries[kernel.name] = unique.setdefault(shape, kernel).name
-            metas[kernel.name] = self._metadata(kernel, noalias)
+            fingerprint = hashlib.sha256(text.encode()).hexdigest()
+            metas[kernel.name] = self._metadata(kernel, noalias, fingerprint)
         text = emit_llvm_module(list(unique.values()), self.target, noalias=noalias,
                                 module_name=name)
         data = compile_llvm(self.target.request(link_vecmath(text), ("obj",)))["obj"]

@@ -66,8 +66,9 @@ class PassManager:
         """
         ctx = ctx if ctx is not None else PassContext()
         records: list[PassRecord] = []
+        count = module.op_count() if self.passes else 0  # carried over unchanged passes
         for i, p in enumerate(self.passes):
-            before = module.op_count()
+            before = count
             start = time.perf_counter_ns()
             try:
                 changed = p.run(module, ctx)
@@ -83,7 +84,8 @@ class PassManager:
             changed = True if changed is None else bool(changed)
             if changed:
                 ctx.analyses.invalidate(module, type(p).preserves)
-            record = PassRecord(p.name, 1, wall, before, module.op_count(), i, changed)
+                count = module.op_count()
+            record = PassRecord(p.name, 1, wall, before, count, i, changed)
             records.append(record)
             ctx.records.append(record)
             if self.verify_each:

@@ -12,7 +12,9 @@ target     legalization against the backend's target profile
 =========  ==========================================================================
 
 Each stage runs on its own copy of the previous stage's module, so every
-:class:`StageProduct` is a snapshot that later stages do not change.
+:class:`StageProduct` is a snapshot that later stages do not change (``snapshots=False``:
+one copy of the input for all stages, for callers that only want the final module).
+A product's fingerprint is computed when first read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from functools import cached_property
 
 from accy.errors import InputError
 from accy.ir import Module
@@ -63,10 +66,15 @@ class StageProduct:
 
     stage: str
     module: Module
-    fingerprint: str
     records: tuple[PassRecord, ...]
     analysis_records: tuple[AnalysisRecord, ...]
     wall_ns: int
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 hex of the module text and its kernels' fingerprints (computed once, when
+        first read: printing a large module costs as much as a stage)."""
+        return product_fingerprint(self.module)
 
     @property
     def text(self) -> str:
@@ -119,9 +127,15 @@ def _delta(before: list[AnalysisRecord], after: list[AnalysisRecord]) -> tuple[A
 
 
 def run_stages(
-    module: Module, ctx: PassContext | None = None, until: str = "target", verify_each: bool = False
+    module: Module, ctx: PassContext | None = None, until: str = "target",
+    verify_each: bool = False, snapshots: bool = True,
 ) -> list[StageProduct]:
     """Run the stages from ``contract`` up to and including ``until`` on a copy of ``module``.
+
+    Args:
+        snapshots: give every product a copy of its own (default); False: copy the input
+            once and run every stage on that copy in place, so all products share the final
+            module (cheaper for a large module when only the final IR is needed).
 
     Returns:
         one :class:`StageProduct` per stage run, in order; the input is not changed.
@@ -136,10 +150,11 @@ def run_stages(
         raise InputError(f"unknown stage {until!r}; stages in order: {', '.join(STAGES)}")
     ctx = ctx if ctx is not None else PassContext()
     products: list[StageProduct] = []
-    current = module
+    current = module if snapshots else _copy(module)
     for stage in STAGES[: STAGES.index(until) + 1]:
         passes = stage_passes(stage)
-        current = _copy(current)
+        if snapshots:
+            current = _copy(current)
         stats_before = ctx.analyses.records()
         start = time.perf_counter_ns()
         records = PassManager(passes, verify_each=verify_each, label=stage).run(current, ctx)
@@ -149,7 +164,6 @@ def run_stages(
             StageProduct(
                 stage,
                 current,
-                product_fingerprint(current),
                 tuple(records),
                 _delta(stats_before, ctx.analyses.records()),
                 wall,

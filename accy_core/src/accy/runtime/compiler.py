@@ -166,31 +166,33 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
             hit = _MEMORY.get(key)
         if hit is not None:
             return hit
-    module.verify()
+    # no module.verify() here: the contract stage starts with the verify pass, and a graph
+    # from the pipeline cache was built from a module of the same fingerprint that passed it
     options = (verify_each, _launch_key(launch, tuning))
     pkey = pipeline_key(key[0], fn_name, be, options) if _disk_cache() is not None else None
     graph = load_graph(pkey) if pkey is not None else None
     stats: dict[str, int] = {}
 
-    def stages() -> list[Any]:
+    def stages(snapshots: bool = True) -> list[Any]:
         ctx = PassContext(target_profile=be.target_profile(), backend=backend)
         _launch_options(ctx, caps.device_fingerprint, launch, tuning)
-        return run_stages(module, ctx, until="target", verify_each=verify_each)
+        return run_stages(module, ctx, until="target", verify_each=verify_each,
+                          snapshots=snapshots)
 
+    final = None
     if graph is not None:
         stats["pipeline_hits"] = 1
-        products = None
     else:
         warm_up = getattr(be, "prepare_compile", None)
         if warm_up is not None:
             warm_up()  # e.g. start the codegen worker while the passes run
-        products = stages()
-        final = products[-1].module
+        # no per-stage snapshots (a copy per stage): exe.stages runs them again if asked
+        final = stages(snapshots=False)[-1].module
         graph = graph_from_function(final, final.function(fn_name))
         if pkey is not None:
             store_graph(pkey, graph)
     loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
-    exe = Executable(be, graph, loaded, stages=products, cache_stats=stats, restage=stages)
+    exe = Executable(be, graph, loaded, final, stages=None, cache_stats=stats, restage=stages)
     if use_cache:
         with _LOCK:
             _MEMORY[key] = exe
