@@ -56,7 +56,8 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         function: the function to compile (default: the module's first function).
         verify_each: verify the IR after every pass (slower; for debugging passes).
         use_cache: return the executable compiled earlier in this process for the same
-            module fingerprint, backend, device and options.
+            module fingerprint, backend, device and options, or build it from the launch
+            graph a process stored on disk for them (no pass runs); False: run the passes.
         launch: launch choices that override the tuning cache: kernel name → candidate label
             (``"serial-wg64-ipt1"``) or :class:`accy.tuning.LaunchCandidate`.
         tuning: use the launch choices ``accy tune`` cached (False: the defaults).

@@ -134,7 +134,9 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         backend: a discovered backend name (``accy backends`` lists them).
         function: the function to run (default: the module's first function).
         verify_each: verify the IR after every pass (slower; for debugging passes).
-        use_cache: reuse an executable compiled earlier in this process.
+        use_cache: reuse an executable compiled earlier in this process, and the launch graph
+            of one compiled by any process (the pipeline cache on disk); False: run the
+            passes afresh (the object code may still come from the artifact cache).
         launch: explicit launch choices, kernel name → candidate label (``serial-wg64-ipt1``)
             or :class:`accy.tuning.LaunchCandidate`; they override the tuning cache.
         tuning: use the tuning cache's choices (``accy tune``); False: the defaults.
@@ -169,7 +171,9 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     # no module.verify() here: the contract stage starts with the verify pass, and a graph
     # from the pipeline cache was built from a module of the same fingerprint that passed it
     options = (verify_each, _launch_key(launch, tuning))
-    pkey = pipeline_key(key[0], fn_name, be, options) if _disk_cache() is not None else None
+    pkey = None  # use_cache=False runs the passes afresh and stores nothing they made
+    if use_cache and _disk_cache() is not None:
+        pkey = pipeline_key(key[0], fn_name, be, options)
     graph = load_graph(pkey) if pkey is not None else None
     stats: dict[str, int] = {}
 

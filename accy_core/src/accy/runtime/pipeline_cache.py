@@ -7,9 +7,10 @@ from the artifact cache). Entries live in the artifact cache directory
 atomically, sha256-checked, LRU size cap), as artifacts of format ``"launch-graph"`` whose
 payload is the pickled :class:`~accy.runtime.graph.LaunchGraph`.
 
-The key covers the module fingerprint, the function, the backend and its device fingerprint,
-the compile options, the accy version and :func:`source_fingerprint` (so an edited pass
-never serves a stale graph, even at the same version). An entry that cannot be read back
+The key covers the module fingerprint, the function, the backend, its device fingerprint and
+target profile (the limits the passes obey), the compile options, the accy version and
+:func:`source_fingerprint` (so an edited pass never serves a stale graph, even at the same
+version). An entry that cannot be read back
 (truncated, bad checksum, a pickle of classes that changed) is deleted with one
 :class:`~accy.errors.CacheWarning` and the program is compiled again.
 
@@ -20,6 +21,7 @@ read from a directory that the cache refuses unless it is private to the user
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -30,7 +32,8 @@ from typing import Any
 
 from accy.backend import Artifact
 
-__all__ = ["FORMAT", "load_graph", "pipeline_key", "source_fingerprint", "store_graph"]
+__all__ = ["FORMAT", "load_graph", "pipeline_key", "source_fingerprint", "stable_repr",
+           "store_graph"]
 
 FORMAT = "launch-graph"
 
@@ -68,6 +71,23 @@ def source_fingerprint(*modules: str) -> str:
                           ).hexdigest()
 
 
+def stable_repr(x: Any) -> str:
+    """``repr`` that is the same in every process: sets and dicts in sorted order (string
+    hashing, and so set order, differs between processes), dataclasses field by field."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        inner = ",".join(f"{f.name}={stable_repr(getattr(x, f.name))}"
+                         for f in dataclasses.fields(x))
+        return f"{type(x).__name__}({inner})"
+    if isinstance(x, (set, frozenset)):
+        return "{" + ",".join(sorted(stable_repr(i) for i in x)) + "}"
+    if isinstance(x, dict):
+        return "{" + ",".join(sorted(f"{stable_repr(k)}:{stable_repr(v)}"
+                                     for k, v in x.items())) + "}"
+    if isinstance(x, (list, tuple)):
+        return "(" + ",".join(stable_repr(i) for i in x) + ")"
+    return repr(x)
+
+
 def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: Any) -> str:
     """The cache key of ``function`` of a module compiled for a live ``backend`` with
     ``options`` (any ``repr``-stable value: verify flag, launch choices, tuning token)."""
@@ -75,7 +95,9 @@ def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: 
 
     caps = backend.capabilities()
     text = "|".join([FORMAT, module_fingerprint, function, backend.name,
-                     caps.device_fingerprint, repr(options), accy.__version__,
+                     caps.device_fingerprint, stable_repr(backend.target_profile()),
+                     stable_repr(options),
+                     accy.__version__,
                      source_fingerprint(type(backend).__module__, "accy_kernels")])
     return hashlib.sha256(text.encode()).hexdigest()
 
