@@ -36,13 +36,15 @@ def _compile(op: str):
 
 
 def _entries(directory) -> dict[str, str]:
-    """kernel key → entry file, read from each entry's header."""
+    """object-code key → entry file, read from each entry's header (the launch graphs of
+    the pipeline cache, stored alongside, are left out)."""
     out = {}
     for path in directory.glob("*.acart"):
         blob = path.read_bytes()
         (n,) = np.frombuffer(blob[len(MAGIC) + 4: len(MAGIC) + 8], "<u4")
         header = json.loads(blob[len(MAGIC) + 8: len(MAGIC) + 8 + int(n)])
-        out[header["key"]] = path
+        if header["format"] != "launch-graph":
+            out[header["key"]] = path
     return out
 
 
