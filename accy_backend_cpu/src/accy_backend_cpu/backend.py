@@ -79,6 +79,9 @@ class _Handle:
 
     complete = True
 
+    def __init__(self, kind: str = "streams") -> None:
+        self.kind = kind
+
 
 class CpuBackend:
     """The accy backend protocol on the host CPU (see ``accy.backend.protocol``).
@@ -95,6 +98,9 @@ class CpuBackend:
         self.pool = WorkgroupPool(num_threads or default_num_threads())
         self._jit_lock = threading.Lock()
         self._caps: Any = None
+        # ids of live objects by kind, for live_objects() (leak checks)
+        self._live: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
+                                                                  "events")}
 
     # description ------------------------------------------------------------------------
     def capabilities(self) -> Any:
@@ -113,6 +119,11 @@ class CpuBackend:
                                     "int64_atomics", "host_memory", self.target.simd_feature()}),
             )
         return self._caps
+
+    def live_objects(self) -> dict[str, int]:
+        """Return counts of live kernels, buffers, streams and events (leak checks): loaded
+        or created and not yet destroyed, allocated or imported and not yet freed."""
+        return {kind: len(ids) for kind, ids in self._live.items()}
 
     def target_profile(self) -> Any:
         """Return the :class:`TargetProfile` built from :meth:`capabilities`."""
@@ -280,7 +291,9 @@ class CpuBackend:
         self._check_artifact(artifact)
         engine, addresses = self._engine(artifact.data, [artifact.entry])
         fn = _KERNEL_FN(addresses[artifact.entry])
-        return LoadedKernel(artifact, engine, fn, dict(artifact.metadata))
+        loaded = LoadedKernel(artifact, engine, fn, dict(artifact.metadata))
+        self._live["kernels"].add(id(loaded))
+        return loaded
 
     def load_program(self, artifact: Any) -> dict[str, LoadedKernel]:
         """Load a :meth:`compile_program` artifact into one MCJIT engine; kernel name →
@@ -301,6 +314,7 @@ class CpuBackend:
             view = Artifact(backend="cpu", kernel_name=name, format="obj", data=b"",
                             entry=entries[name], metadata=kmeta)
             out[name] = LoadedKernel(view, engine, functions[entries[name]], dict(kmeta))
+            self._live["kernels"].add(id(out[name]))
         return out
 
     # memory -----------------------------------------------------------------------------
@@ -308,7 +322,9 @@ class CpuBackend:
         """Return an uninitialised 64-byte aligned host buffer of ``nbytes`` bytes."""
         raw = np.empty(nbytes + 64, np.uint8)
         offset = (-raw.ctypes.data) % 64
-        return raw[offset : offset + nbytes]
+        buf = raw[offset : offset + nbytes]
+        self._live["buffers"].add(id(buf))
+        return buf
 
     def write(self, buf: np.ndarray, array: np.ndarray) -> None:
         """Copy ``array``'s bytes to the start of ``buf``."""
@@ -330,6 +346,7 @@ class CpuBackend:
 
     def free(self, buf: np.ndarray) -> None:
         """Release ``buf`` (memory is reclaimed when the last reference goes)."""
+        self._live["buffers"].discard(id(buf))
 
     def host_view(self, buf: np.ndarray, dtype: Any, shape: Sequence[int]) -> np.ndarray:
         """Return a zero-copy numpy view of ``buf`` (``dtype`` numpy or kernel dtype)."""
@@ -341,7 +358,9 @@ class CpuBackend:
         """Return ``array``'s memory as a buffer without copying (None if not contiguous)."""
         if not array.flags.c_contiguous:
             return None
-        return array.reshape(-1).view(np.uint8)
+        buf = array.reshape(-1).view(np.uint8)
+        self._live["buffers"].add(id(buf))
+        return buf
 
     # execution --------------------------------------------------------------------------
     def launch(
@@ -362,6 +381,8 @@ class CpuBackend:
         """
         meta = loaded.metadata
         name = loaded.artifact.kernel_name
+        if loaded.function is None:
+            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
         pointers = self._pointers(name, meta, buffers)
         slots = self._scalars(name, meta, scalars)
         if geometry.workgroup_size != meta["workgroup_size"]:
@@ -394,6 +415,8 @@ class CpuBackend:
         """
         meta = loaded.metadata
         name = loaded.artifact.kernel_name
+        if loaded.function is None:
+            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
         slots = self._scalars(name, meta, scalars)
         if geometry.workgroup_size != meta["workgroup_size"]:
             raise LaunchError(
@@ -455,17 +478,26 @@ class CpuBackend:
 
     def create_stream(self) -> _Handle:
         """Return a stream (launches on the CPU are synchronous)."""
-        return _Handle()
+        handle = _Handle()
+        self._live["streams"].add(id(handle))
+        return handle
 
     def create_event(self) -> _Handle:
         """Return an event (always complete)."""
-        return _Handle()
+        handle = _Handle("events")
+        self._live["events"].add(id(handle))
+        return handle
 
     def synchronize(self, scope: Any = None) -> None:
         """Wait for outstanding work (none: launches are synchronous)."""
 
     def destroy(self, obj: Any) -> None:
-        """Release a stream, event or loaded kernel."""
+        """Release a stream, event or loaded kernel (its JIT engine and code)."""
+        if isinstance(obj, LoadedKernel):
+            obj.function = obj.engine = None
+            self._live["kernels"].discard(id(obj))
+        elif isinstance(obj, _Handle):
+            self._live[obj.kind].discard(id(obj))
 
     def close(self) -> None:
         """Stop the thread pool."""

@@ -81,6 +81,9 @@ class CudaBackend:
     def __init__(self, driver: Any = None, sm: int = 90, unavailable_reason: str = "") -> None:
         self.driver = driver
         self._reason = unavailable_reason or "opened for compile only"
+        # ids of live objects by kind, for live_objects() (leak checks)
+        self._live: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
+                                                                  "events")}
         self._generation = 0
         libdevice = find_libdevice()
         if driver is None:
@@ -95,6 +98,10 @@ class CudaBackend:
             self.target = CudaTarget(_known_sm(major * 10 + minor), isa, libdevice)
             self._stream = driver.create_stream()
         self._caps: Capabilities | None = None
+
+    def live_objects(self) -> dict[str, int]:
+        """Return counts of live kernels, buffers, streams and events (leak checks)."""
+        return {kind: len(ids) for kind, ids in self._live.items()}
 
     # description ------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -253,12 +260,17 @@ class CudaBackend:
             ) from e
         with self._guard("load") as d:
             function = d.function(module, artifact.entry)
-        return LoadedKernel(artifact, module, function, self._generation, dict(artifact.metadata))
+        loaded = LoadedKernel(artifact, module, function, self._generation,
+                              dict(artifact.metadata))
+        self._live["kernels"].add(id(loaded))
+        return loaded
 
     def allocate(self, nbytes: int) -> CudaBuffer:
         """Return a device buffer of ``nbytes`` bytes (contents undefined)."""
         with self._guard("allocate") as d:
-            return CudaBuffer(d.allocate(nbytes), nbytes, self._generation)
+            buf = CudaBuffer(d.allocate(nbytes), nbytes, self._generation)
+        self._live["buffers"].add(id(buf))
+        return buf
 
     def _live(self, buffer: CudaBuffer, what: str) -> int:
         if not isinstance(buffer, CudaBuffer):
@@ -298,6 +310,7 @@ class CudaBackend:
 
     def free(self, buffer: CudaBuffer) -> None:
         """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
+        self._live["buffers"].discard(id(buffer))
         if buffer.generation == self._generation and self.driver is not None:
             with self._guard("free") as d:
                 d.free(buffer.pointer)
@@ -379,12 +392,16 @@ class CudaBackend:
     def create_stream(self) -> object:
         """Return a new non-blocking stream."""
         with self._guard("create_stream") as d:
-            return d.create_stream()
+            stream = d.create_stream()
+        self._live["streams"].add(id(stream))
+        return stream
 
     def create_event(self) -> object:
         """Return a new event."""
         with self._guard("create_event") as d:
-            return d.create_event()
+            event = d.create_event()
+        self._live["events"].add(id(event))
+        return event
 
     def synchronize(self, scope: Any = None) -> None:
         """Wait for all work (``None``), or for a stream or event from this backend."""
@@ -402,11 +419,14 @@ class CudaBackend:
             return
         with self._guard("destroy") as d:
             if isinstance(obj, LoadedKernel):
+                self._live["kernels"].discard(id(obj))
                 if obj.generation == self._generation:
                     d.unload_module(obj.module)
             elif d.is_event(obj):
+                self._live["events"].discard(id(obj))
                 d.destroy_event(obj)
             else:
+                self._live["streams"].discard(id(obj))
                 d.destroy_stream(obj)
 
     def close(self) -> None:

@@ -77,6 +77,8 @@ class OpenCLBackend(QueueOps):
                  unavailable_reason: str = "") -> None:
         self._lock = threading.RLock()
         self._streams: list[OpenCLStream] = []
+        self._live: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
+                                                                  "events")}
         self._reason = unavailable_reason or "opened for compile only"
         self._caps: Capabilities | None = None
         self.programs = ProgramCache()
@@ -212,7 +214,9 @@ class OpenCLBackend(QueueOps):
             self.programs.store(key, artifact.kernel_name, binaries[0] if binaries else b"")
         with self._guard(f"load {artifact.kernel_name!r}"):
             kernel = cl.Kernel(program, artifact.entry)
-        return LoadedKernel(artifact, program, kernel, dict(artifact.metadata))
+        loaded = LoadedKernel(artifact, program, kernel, dict(artifact.metadata))
+        self._live["kernels"].add(id(loaded))
+        return loaded
 
     def _from_cache(self, key: str, options: str) -> Any:
         binary = self.programs.load(key)
@@ -309,11 +313,15 @@ class OpenCLBackend(QueueOps):
 
     # lifetime -------------------------------------------------------------------------------
     def destroy(self, obj: Any) -> None:
-        """Release a loaded kernel or a stream; events hold nothing."""
+        """Release a loaded kernel, a stream or an event (drops its last ``cl.Event``)."""
         if isinstance(obj, OpenCLStream):
             self._destroy_stream(obj)
+        elif isinstance(obj, OpenCLEvent):
+            obj.event = None
+            self._live["events"].discard(id(obj))
         elif isinstance(obj, LoadedKernel) and obj.kernel is not None:
             obj.kernel = obj.program = None
+            self._live["kernels"].discard(id(obj))
 
     def close(self) -> None:
         """Wait for all work and release the queues and the context."""

@@ -87,6 +87,12 @@ class QueueOps:
             except cl.Error as e:
                 raise cl_error(cl, what, e) from e
 
+    _live: dict[str, set[int]]
+
+    def live_objects(self) -> dict[str, int]:
+        """Return counts of live kernels, buffers, streams and events (leak checks)."""
+        return {kind: len(ids) for kind, ids in self._live.items()}
+
     def _device_module(self) -> Any:
         raise NotImplementedError
 
@@ -121,7 +127,9 @@ class QueueOps:
             )
         with self._guard("allocate") as cl:
             mem = cl.Buffer(self._context, cl.mem_flags.READ_WRITE, max(int(nbytes), _MIN_BYTES))
-        return OpenCLBuffer(mem, int(nbytes))
+        buf = OpenCLBuffer(mem, int(nbytes))
+        self._live["buffers"].add(id(buf))
+        return buf
 
     def write(self, buffer: OpenCLBuffer, data: np.ndarray) -> None:
         """Copy contiguous host ``data`` into the start of ``buffer`` (blocking)."""
@@ -170,6 +178,7 @@ class QueueOps:
         """Release ``buffer`` (after the work queued so far; freeing twice is harmless)."""
         if isinstance(buffer, OpenCLBuffer) and buffer.mem is not None:
             mem, buffer.mem = buffer.mem, None
+            self._live["buffers"].discard(id(buffer))
             with self._guard("free"):
                 mem.release()
 
@@ -193,12 +202,15 @@ class QueueOps:
         with self._guard("create_stream") as cl:
             stream = OpenCLStream(cl.CommandQueue(self._context, self._device))
         self._streams.append(stream)
+        self._live["streams"].add(id(stream))
         return stream
 
     def create_event(self) -> OpenCLEvent:
         """Return a new event a launch can signal or wait for."""
         self._device_module()
-        return OpenCLEvent()
+        event = OpenCLEvent()
+        self._live["events"].add(id(event))
+        return event
 
     def _queue_of(self, stream: Any) -> Any:
         if stream is None:
@@ -227,3 +239,4 @@ class QueueOps:
             with self._guard("destroy"):
                 stream.queue.finish()
             self._streams.remove(stream)
+        self._live["streams"].discard(id(stream))

@@ -115,6 +115,7 @@ class CommandQueue:
 
     def _init_commands(self) -> None:
         self._streams: list[VulkanStream] = []
+        self._events: set[VulkanEvent] = set()  # created and not destroyed (live_objects)
         self._in_flight: list[tuple[VulkanStream, int, Any, _Recorded | None]] = []
         self._spare: list[Any] = []
         self._recorded: OrderedDict[tuple[Any, ...], _Recorded] = OrderedDict()
@@ -143,7 +144,9 @@ class CommandQueue:
 
     def create_event(self) -> VulkanEvent:
         """Return an event; a launch given it as ``signal_event`` marks its stream there."""
-        return VulkanEvent()
+        event = VulkanEvent()
+        self._events.add(event)
+        return event
 
     def _stream(self, stream: Any) -> VulkanStream:
         if stream is None:

@@ -153,6 +153,8 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
             "buffers": len(self._live),
             "free_buffers": sum(len(v) for v in self._free.values()),
             "descriptor_sets": sum(len(k.descriptor_sets) for k in self._kernels),
+            "kernels": len(self._kernels),
+            "events": len(self._events),
             "streams": len(self._streams),
             "in_flight": len(self._in_flight),
             "command_buffers": len(self._spare) + len(self._recorded) + len(self._in_flight),
@@ -374,8 +376,11 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
         )
 
     def destroy(self, obj: Any) -> None:
-        """Release a loaded kernel (pipeline, layouts, descriptor pool) or a stream;
-        events hold nothing."""
+        """Release a loaded kernel (pipeline, layouts, descriptor pool), a stream or an
+        event (which holds no Vulkan object; it only stops being counted)."""
+        if isinstance(obj, VulkanEvent):
+            self._events.discard(obj)
+            return
         if isinstance(obj, VulkanStream):
             self._destroy_stream(obj)
             return

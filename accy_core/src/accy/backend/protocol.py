@@ -35,11 +35,20 @@ API_VERSION = 1
 """Version of this protocol; a backend descriptor states the one it implements."""
 
 FEATURES = frozenset({"f64", "i64", "float_atomics", "subgroups", "f64_math", "host_memory",
-                      "float64_atomics", "int64_atomics", "simd128", "simd256", "simd512"})
+                      "float64_atomics", "int64_atomics", "simd128", "simd256", "simd512",
+                      "streams"})
 """Feature names a backend may list in :attr:`Capabilities.features`.
 
 ``simd128``/``simd256``/``simd512``: a host backend's widest vector registers in bits (kernel
 families size register tiles by it; see ``matmul.blocked``).
+
+``streams``: launches on different streams may run concurrently, and an executable may
+spread independent launches over streams, ordering them with events (``wait_events`` /
+``signal_event`` of :meth:`Backend.launch`) and waiting with ``synchronize(stream)``. Such a
+backend must order ``write``/``fill``/``copy`` before later launches on every stream (e.g.
+complete them before returning). Without it, executables use the default stream only
+(``stream=None``); streams and events must still work (single-stream backends may treat
+them as already complete).
 
 ``float_atomics`` is atomic add on f32; ``float64_atomics`` and ``int64_atomics`` are atomic
 add on f64 and i64 (separate device features, e.g. Vulkan's shaderBufferFloat64AtomicAdd).
@@ -211,7 +220,10 @@ class Geometry:
 class Backend(Protocol):
     """A live device: compile, load, buffers, launch, streams and events.
 
-    Buffers, loaded kernels, streams and events are opaque objects owned by the backend.
+    Buffers, loaded kernels, streams and events are opaque objects owned by the backend;
+    whoever creates one releases it (``free`` / ``destroy``). Backends may also implement
+    ``live_objects() -> dict[str, int]``, counts of live objects by kind (at least
+    ``kernels``, ``buffers``, ``streams``, ``events``) for leak checks.
     ``write``/``read`` move whole-buffer prefixes (offset 0) of ``data.nbytes``/``out.nbytes``
     bytes. Backends listing ``"host_memory"`` in their features also implement
     :meth:`host_view` and :meth:`import_host` for zero-copy binding; others return ``None``.

@@ -8,6 +8,10 @@ the schedule of a launch graph and leaks (:attr:`RecordingBackend.live_buffers`)
 
 When :func:`accy.kernel.interpret` is importable, ``launch`` also runs the kernel on the
 buffers with the kernel-IR interpreter, so results are real; otherwise it only records.
+
+For cleanup tests it counts live objects by kind (:meth:`RecordingBackend.live_objects`)
+and can fail on purpose: :meth:`RecordingBackend.inject_failure` makes the k-th later call
+of a method raise :class:`~accy.errors.BackendError` before it acquires anything.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from accy.errors import BackendError, InputError, LaunchError
 
 __all__ = ["RecordedBuffer", "RecordedHandle", "RecordingBackend"]
 
+_INJECTABLE = frozenset({"load", "allocate", "write", "import_host", "launch",
+                         "create_stream", "create_event"})
 _NUMPY_DTYPES = {
     "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
     "u32": np.uint32, "bool": np.bool_,
@@ -66,6 +72,8 @@ class RecordingBackend:
         interpret: run launched kernels with :func:`accy.kernel.interpret` when available.
         max_loop_iterations: report this loop limit in the capabilities and make the
             interpreter refuse launches that exceed it (a lavapipe stand-in for tests).
+        streams: list ``"streams"`` in the features, so executables spread independent
+            launches over streams (recorded per launch; work still runs at launch time).
 
     Attributes:
         calls: call counts by method name.
@@ -78,8 +86,11 @@ class RecordingBackend:
                           "subgroups", "f64_math"})
 
     def __init__(self, name: str = "recording", *, host_memory: bool = False,
-                 interpret: bool = True, max_loop_iterations: int | None = None) -> None:
+                 interpret: bool = True, max_loop_iterations: int | None = None,
+                 streams: bool = True) -> None:
         self.name = name
+        self._streams = streams
+        self._failures: dict[str, int] = {}
         self.max_loop_iterations = max_loop_iterations
         self.calls: collections.Counter[str] = collections.Counter()
         self.log: list[tuple] = []
@@ -95,6 +106,46 @@ class RecordingBackend:
         self.calls[method] += 1
         self.log.append((method, *summary))
 
+    def inject_failure(self, method: str, k: int = 1) -> None:
+        """Make the ``k``-th call of ``method`` from now on raise :class:`BackendError`
+        (once), before it acquires anything; ``k=0`` cancels an injection.
+
+        ``method``: ``load``, ``allocate``, ``write``, ``import_host``, ``launch``,
+        ``create_stream`` or ``create_event``.
+
+        Raises:
+            InputError: another method name, or ``k`` < 0.
+        """
+        if method not in _INJECTABLE:
+            raise InputError(f"inject_failure: method must be one of "
+                             f"{', '.join(sorted(_INJECTABLE))}, got {method!r}")
+        if not isinstance(k, int) or k < 0:
+            raise InputError(f"inject_failure: k must be an int >= 0, got {k!r}")
+        if k:
+            self._failures[method] = k
+        else:
+            self._failures.pop(method, None)
+
+    def _maybe_fail(self, method: str) -> None:
+        left = self._failures.get(method)
+        if left is None:
+            return
+        if left > 1:
+            self._failures[method] = left - 1
+            return
+        del self._failures[method]
+        self._record("injected_failure", method)
+        raise BackendError(f"{method}: injected failure (recording backend)")
+
+    def live_objects(self) -> dict[str, int]:
+        """Return counts of live objects by kind: ``kernels``, ``buffers``, ``streams``,
+        ``events`` (allocated or imported and not freed / created and not destroyed)."""
+        counts = {"kernels": 0, "buffers": self.live_buffers, "streams": 0, "events": 0}
+        for h in self._handles.values():
+            if not h.destroyed:
+                counts[h.kind + "s"] += 1
+        return counts
+
     @property
     def live_buffers(self) -> int:
         """Return the number of buffers allocated or imported and not yet freed."""
@@ -108,6 +159,10 @@ class RecordingBackend:
     def launches(self) -> list[tuple]:
         """Return the ``log`` entries of launches, in order."""
         return [entry for entry in self.log if entry[0] == "launch"]
+
+    def launch_streams(self) -> list[tuple[str, str | None]]:
+        """Return ``(kernel name, stream label)`` per launch, in order (None: default)."""
+        return [(entry[1], entry[5]) for entry in self.launches()]
 
     def _buffer(self, buffer: object, method: str) -> RecordedBuffer:
         if not isinstance(buffer, RecordedBuffer) or self._buffers.get(buffer.id) is not buffer:
@@ -142,7 +197,8 @@ class RecordingBackend:
     def capabilities(self) -> Capabilities:
         """Return fixed capabilities: every kernel dtype, most features, 1024 work-items."""
         self._record("capabilities")
-        features = self.FEATURES | ({"host_memory"} if self._host_memory else set())
+        features = (self.FEATURES | ({"host_memory"} if self._host_memory else set())
+                    | ({"streams"} if self._streams else set()))
         return Capabilities(
             backend=self.name, device_name="in-memory recorder",
             device_fingerprint=f"{self.name}:in-memory:v1", dtypes=self.DTYPES,
@@ -193,6 +249,7 @@ class RecordingBackend:
         Raises:
             BackendError: the artifact comes from another backend or format.
         """
+        self._maybe_fail("load")
         self._record("load", artifact.kernel_name)
         if artifact.format != "recording" or "kernel" not in artifact.metadata:
             raise BackendError(f"backend '{self.name}' cannot load a {artifact.format!r} "
@@ -206,6 +263,7 @@ class RecordingBackend:
         """Return a zero-filled buffer of ``nbytes`` bytes."""
         if nbytes < 0:
             raise InputError(f"allocate: nbytes must be >= 0, got {nbytes}")
+        self._maybe_fail("allocate")
         buf = RecordedBuffer(next(self._ids), np.zeros(nbytes, np.uint8))
         self._buffers[buf.id] = buf
         self._record("allocate", nbytes, self._label(buf))
@@ -214,6 +272,7 @@ class RecordingBackend:
     def write(self, buffer: object, data: np.ndarray) -> None:
         """Copy ``data``'s bytes into the start of ``buffer``."""
         buf = self._buffer(buffer, "write")
+        self._maybe_fail("write")
         raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         self._record("write", self._label(buf), raw.nbytes)
         if raw.nbytes > buf.nbytes:
@@ -264,6 +323,7 @@ class RecordingBackend:
 
     def import_host(self, array: np.ndarray) -> object | None:
         """Wrap contiguous ``array`` as a buffer without copying (None unless ``host_memory``)."""
+        self._maybe_fail("import_host")
         self._record("import_host", array.nbytes)
         if not self._host_memory or not array.flags.c_contiguous:
             return None
@@ -299,6 +359,7 @@ class RecordingBackend:
             if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], str)):
                 raise LaunchError(f"launch {handle.payload['name']!r}: scalars must be "
                                   f"(dtype name, value) pairs, got {pair!r}")
+        self._maybe_fail("launch")
         self._record(
             "launch", handle.payload["name"], (geometry.groups, geometry.workgroup_size),
             tuple(self._label(b) for b in bufs), tuple(scalars), self._label(stream),
@@ -325,12 +386,14 @@ class RecordingBackend:
 
     def create_stream(self) -> object:
         """Return a new stream handle."""
+        self._maybe_fail("create_stream")
         handle = self._new_handle("stream")
         self._record("create_stream", self._label(handle))
         return handle
 
     def create_event(self) -> object:
         """Return a new event handle."""
+        self._maybe_fail("create_event")
         handle = self._new_handle("event")
         self._record("create_event", self._label(handle))
         return handle

@@ -29,7 +29,7 @@ __all__ = ["emit_sweep_result", "run_case", "run_profile", "sweep_case"]
 def _sample(backend: Any, name: str, elements: int, chain: int) -> dict[str, Any]:
     from accy.passes import PassContext, run_stages
     from accy.profiling.workloads import build
-    from accy.runtime.compiler import compile_kernel
+    from accy.runtime.compiler import compile_kernel, load_all
     from accy.runtime.executable import Executable
     from accy.runtime.graph import graph_from_function
     from accy.tuning.cache import launch_resolver
@@ -50,9 +50,9 @@ def _sample(backend: Any, name: str, elements: int, chain: int) -> dict[str, Any
         final = products[-1].module
         graph = graph_from_function(final, final.functions[0])
         stats: dict[str, int] = {}
-        loaded = {k: backend.load(compile_kernel(backend, kern, stats))
-                  for k, kern in graph.kernels.items()}
-        exe = Executable(backend, graph, loaded, final, products, stats)
+        loaded = load_all(backend, {k: compile_kernel(backend, kern, stats)
+                                    for k, kern in graph.kernels.items()})
+        exe = Executable(backend, graph, loaded, final, products, stats, owns_kernels=True)
         t3 = time.perf_counter_ns()
         outputs = exe(*wl.inputs)
         t4 = time.perf_counter_ns()

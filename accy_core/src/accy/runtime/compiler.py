@@ -13,9 +13,10 @@ from typing import Any
 
 from accy.errors import InputError
 from accy.ir import Module
+from accy.runtime.resources import release_all
 
-__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel", "load_kernels",
-           "program_key"]
+__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel", "load_all",
+           "load_kernels", "program_key"]
 
 _MEMORY: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
@@ -71,12 +72,15 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
 
     A backend with ``compile_program``/``load_program`` (the CPU) gets the whole program as
     one module and one JIT engine; others get one artifact per kernel (:func:`compile_kernel`).
+
+    Raises:
+        BackendError: a load failed (the kernels loaded before it are destroyed first).
     """
     stats = stats if stats is not None else {}
     if not kernels:
         return {}
     if not (hasattr(backend, "compile_program") and hasattr(backend, "load_program")):
-        return {n: backend.load(compile_kernel(backend, k, stats)) for n, k in kernels.items()}
+        return load_all(backend, {n: compile_kernel(backend, k, stats) for n, k in kernels.items()})
     caps = backend.capabilities()
     key = program_key(backend.name, caps.device_fingerprint, kernels)
     art = _ARTIFACTS.get(key)
@@ -94,6 +98,22 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
             cache.store(key, art)
     _ARTIFACTS[key] = art
     return backend.load_program(art)
+
+
+def load_all(backend: Any, artifacts: dict[str, Any]) -> dict[str, object]:
+    """Load every artifact (name → artifact) on ``backend``; return name → loaded kernel.
+
+    Raises:
+        BackendError: a load failed; the kernels loaded before it are destroyed first.
+    """
+    loaded: dict[str, object] = {}
+    try:
+        for name, art in artifacts.items():
+            loaded[name] = backend.load(art)
+    except BaseException:
+        release_all(backend, handles=list(loaded.values()))
+        raise
+    return loaded
 
 
 def clear_memory_cache() -> None:
@@ -124,6 +144,26 @@ def _launch_key(launch: Any, tuning: bool) -> tuple:
     return explicit, TuningCache().token() if tuning else None
 
 
+def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: Any,
+                fn_name: str) -> Any:
+    """Load ``graph``'s kernels and wrap them in an executable that owns them (destroyed
+    again if making it fails)."""
+    from accy.runtime.executable import Executable
+
+    loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
+    kernels = graph.kernels
+
+    def reload() -> dict[str, Any]:  # after exe.close(): the artifacts are cached
+        return load_kernels(be, kernels, None, name=fn_name)
+
+    try:
+        return Executable(be, graph, loaded, final, stages=None, cache_stats=stats,
+                          restage=stages, loader=reload, owns_kernels=True)
+    except BaseException:
+        release_all(be, handles=list({id(k): k for k in loaded.values()}.values()))
+        raise
+
+
 def compile(module: Module, backend: str = "cpu", *, function: str | None = None,
             verify_each: bool = False, use_cache: bool = True, launch: Any = None,
             tuning: bool = True) -> Any:
@@ -149,7 +189,6 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     """
     from accy.passes import PassContext, run_stages
     from accy.plugins import open_backend
-    from accy.runtime.executable import Executable
     from accy.runtime.graph import graph_from_function
     from accy.runtime.pipeline_cache import load_graph, pipeline_key, store_graph
 
@@ -195,8 +234,7 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         graph = graph_from_function(final, final.function(fn_name))
         if pkey is not None:
             store_graph(pkey, graph)
-    loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
-    exe = Executable(be, graph, loaded, final, stages=None, cache_stats=stats, restage=stages)
+    exe = _executable(be, graph, final, stats, stages, fn_name)
     if use_cache:
         with _LOCK:
             _MEMORY[key] = exe

@@ -1,35 +1,52 @@
-"""A launch graph bound to a live backend: validate inputs, launch, return outputs."""
+"""A launch graph bound to a live backend: validate inputs, launch, return outputs.
+
+The executable owns its loaded kernels, constant buffers and a pool of workspaces
+(:mod:`accy.runtime.resources`); :meth:`Executable.prepare` makes an
+:class:`~accy.runtime.Invocation` (:mod:`accy.runtime.invocation`), and a call is
+``prepare`` + ``submit`` + ``wait`` + ``read``.
+"""
 
 from __future__ import annotations
 
-import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from accy.errors import InputError
+from accy.runtime.deps import DependencyGraph, dependency_graph
 from accy.runtime.fast_call import build_fast_call
 from accy.runtime.graph import LaunchGraph
-from accy.runtime.sequence import run_sequence
+from accy.runtime.invocation import Invocation, as_bytes, check_arrays
+from accy.runtime.resources import MIN_BUFFER_BYTES, Resources
+from accy.runtime.sequence import geometry
+from accy.runtime.streams import StreamPlan, plan_streams
 
 __all__ = ["Executable"]
-
-
-# an empty tensor still gets a buffer; 8 bytes is a whole number of elements of every dtype
-_MIN_BUFFER_BYTES = 8
-
-
-def _as_bytes(arr: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
 
 
 class Executable:
     """Call with numpy arrays (one per parameter); returns a tuple of numpy arrays.
 
     Buffers: on a backend with host memory (CPU) parameters and results are bound
-    zero-copy; elsewhere they are copied per call. Temporaries and constants live as long
-    as the executable (:meth:`close` releases them). Calls are serialized by a lock.
+    zero-copy; elsewhere they are copied per call. Constants live as long as the executable;
+    temporaries belong to a workspace that invocations take from a pool and give back, so
+    repeated calls reuse them. :meth:`close` (a ``with`` block, or garbage collection)
+    releases kernels, buffers, streams and events. Calls are serialized by a lock.
+
+    Args:
+        backend: the live backend.
+        graph: the launch graph.
+        loaded: kernel name → loaded kernel (``backend.load`` of its artifact).
+        module, stages, cache_stats: the compiler's products (see Attributes).
+        restage: runs the stages again when :attr:`stages` is read (pipeline-cache hits).
+        loader: returns kernel name → loaded kernel, to load them again after :meth:`close`.
+        owns_kernels: :meth:`close` destroys the loaded kernels (False for kernels shared
+            with other executables, e.g. a kernel family's per-backend cache).
+
+    Raises:
+        BackendError: uploading a constant failed (what was uploaded before is freed).
 
     Attributes:
         backend: the live backend the kernels run on.
@@ -39,12 +56,18 @@ class Executable:
         kernel_count: kernel launches per call.
         kernels: kernel name → kernel IR.
         cache_stats: artifact cache counters (``disk_hits``, ``disk_misses``, ``memory_hits``).
+        max_streams: the most streams one invocation uses on a backend listing
+            ``"streams"`` (1: everything on one stream).
     """
+
+    max_streams = 4
 
     def __init__(self, backend: Any, graph: LaunchGraph, loaded: dict[str, object],
                  module: Any = None, stages: Sequence[Any] | None = (),
                  cache_stats: dict[str, int] | None = None,
-                 restage: Callable[[], Sequence[Any]] | None = None) -> None:
+                 restage: Callable[[], Sequence[Any]] | None = None, *,
+                 loader: Callable[[], dict[str, object]] | None = None,
+                 owns_kernels: bool = False) -> None:
         self.backend = backend
         self.graph = graph
         self._module = module
@@ -54,14 +77,23 @@ class Executable:
         self.kernels = dict(graph.kernels)
         self.param_types = list(graph.param_types)
         self.result_types = list(graph.result_types)
-        self._loaded = loaded
-        self._host = "host_memory" in backend.capabilities().features
-        self._lock = threading.Lock()
+        features = backend.capabilities().features
+        self._host = "host_memory" in features
+        self._streams = "streams" in features
+        self._res = Resources(backend, loaded, owns_kernels, loader)
+        self._lock = self._res.lock
         self._written = graph.written_slots
-        self._persistent: dict[int, object] = {}
         self._fast: Any = None  # the small-call plan (accy.runtime.fast_call), built lazily
-        for slot in graph.constants:
-            self._persistent[slot] = self._new_persistent(slot)
+        self._deps: DependencyGraph | None = None
+        self._plan: StreamPlan | None = None
+        self._finalizer = weakref.finalize(self, self._res.finalize)
+        self._finalizer.atexit = False  # backends may be closed by then
+        try:
+            for slot in graph.constants:
+                self._constant(slot)
+        except BaseException:
+            self._res.finalize()
+            raise
 
     @property
     def stages(self) -> list[Any]:
@@ -83,40 +115,75 @@ class Executable:
     def kernel_count(self) -> int:
         return len(self.graph.launches)
 
-    def _check_inputs(self, args: Sequence[Any]) -> list[np.ndarray]:
-        name = self.graph.name
-        if len(args) != len(self.param_types):
-            raise InputError(f"{name}: expected {len(self.param_types)} inputs, got {len(args)}")
-        arrays = []
-        for i, (a, t) in enumerate(zip(args, self.param_types, strict=True)):
-            arr = a if isinstance(a, np.ndarray) else np.asarray(a)
-            want = t.dtype.numpy
-            if arr.dtype != want:
-                raise InputError(
-                    f"{name} input #{i}: expected {t} (numpy {want}), got {arr.dtype} "
-                    f"{list(arr.shape)}; convert with .astype(np.{want})"
-                )
-            if arr.shape != t.shape:
-                raise InputError(
-                    f"{name} input #{i}: expected shape {list(t.shape)} ({t}), "
-                    f"got {list(arr.shape)}"
-                )
-            arrays.append(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))
-        return arrays
+    @property
+    def _loaded(self) -> dict[str, object]:
+        """Kernel name → loaded kernel (what is loaded now)."""
+        return self._res.loaded
 
-    def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
-        """Run on numpy inputs.
+    @property
+    def dependencies(self) -> DependencyGraph:
+        """The :class:`~accy.runtime.deps.DependencyGraph` of the launch graph (computed
+        once)."""
+        if self._deps is None:
+            self._deps = dependency_graph(self.graph)
+        return self._deps
+
+    def _stream_plan(self) -> StreamPlan | None:
+        """The stream plan on a backend with streams, else None."""
+        if not self._streams:
+            return None
+        if self._plan is None:
+            self._plan = plan_streams(self.dependencies, self.max_streams)
+        return self._plan
+
+    def _check_input(self, i: int, a: Any) -> np.ndarray:
+        t = self.param_types[i]
+        arr = a if isinstance(a, np.ndarray) else np.asarray(a)
+        want = t.dtype.numpy
+        if arr.dtype != want:
+            raise InputError(
+                f"{self.graph.name} input #{i}: expected {t} (numpy {want}), got {arr.dtype} "
+                f"{list(arr.shape)}; convert with .astype(np.{want})"
+            )
+        if arr.shape != t.shape:
+            raise InputError(
+                f"{self.graph.name} input #{i}: expected shape {list(t.shape)} ({t}), "
+                f"got {list(arr.shape)}"
+            )
+        return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
+
+    def _check_inputs(self, args: Sequence[Any]) -> list[np.ndarray]:
+        return check_arrays(self, args)
+
+    def prepare(self, *args: Any) -> Invocation:
+        """Bind ``args`` (numpy arrays, one per parameter, of the parameter types) and
+        upload them once; return an :class:`~accy.runtime.Invocation` to ``submit()``.
 
         Raises:
             InputError: wrong input count, dtype or shape (message says expected vs got).
+            BackendError: an allocation or upload failed (what was acquired is released).
+        """
+        arrays = check_arrays(self, args)
+        with self._lock:
+            return Invocation(self, arrays)
+
+    def __call__(self, *args: Any) -> tuple[np.ndarray, ...]:
+        """Run on numpy inputs: ``prepare``, ``submit``, wait, ``read``, ``close`` (or, for
+        small host-memory programs, the equivalent fast path of :meth:`call_fast`).
+
+        Raises:
+            InputError: wrong input count, dtype or shape (message says expected vs got).
+            IndexOutOfRangeError: a checked gather/scatter index is out of range.
             BackendError: the backend failed a launch.
         """
         out = self.call_fast(args)
         if out is not None:
             return out
-        arrays = self._check_inputs(args)
-        with self._lock:
-            return self._run(arrays)
+        inv = self.prepare(*args)
+        try:
+            return inv.submit().wait()
+        finally:
+            inv.close()
 
     def call_fast(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
         """Run through the small-call fast path (:mod:`accy.runtime.fast_call`) when ``args``
@@ -128,71 +195,67 @@ class Executable:
                 fast = self._fast = build_fast_call(self) or False
             return fast(args) if fast else None
 
-    def _bind(self, arr: np.ndarray, per_call: list[object], write: bool) -> object:
-        be = self.backend
-        if self._host:
-            buf = be.import_host(arr)
-            if buf is not None:
-                per_call.append(buf)
-                return buf
-        buf = be.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
-        per_call.append(buf)
-        if write and arr.nbytes:
-            be.write(buf, _as_bytes(arr))
-        return buf
-
-    def _new_persistent(self, slot: int) -> object:
-        """A buffer for a temporary slot, or for a constant slot holding the constant."""
+    # buffers and the sequence protocol (device-array runs use the default workspace) ---
+    def _constant(self, slot: int) -> object | None:
+        """The buffer of constant ``slot`` (uploaded on first use), or None for others."""
         arr = self.graph.constants.get(slot)
         if arr is None:
-            return self.backend.allocate(max(self.graph.slot_bytes[slot], _MIN_BUFFER_BYTES))
-        buf = self.backend.allocate(max(arr.nbytes, _MIN_BUFFER_BYTES))
-        if arr.nbytes:
-            self.backend.write(buf, _as_bytes(arr))
+            return None
+        res = self._res
+        buf = res.constants.get(slot)
+        if buf is None:
+            buf = self.backend.allocate(max(arr.nbytes, MIN_BUFFER_BYTES))
+            try:
+                if arr.nbytes:
+                    self.backend.write(buf, as_bytes(arr))
+            except BaseException:
+                self.backend.free(buf)
+                raise
+            res.constants[slot] = buf
         return buf
 
-    def _buffer(self, slot: int, buffers: dict[int, object]) -> object:
+    def _new_temporary(self, slot: int) -> object:
+        return self.backend.allocate(max(self.graph.slot_bytes[slot], MIN_BUFFER_BYTES))
+
+    def buffer(self, slot: int, buffers: dict[int, object]) -> object:
+        """Sequence protocol: ``buffers[slot]``, else a constant or the default workspace's."""
         buf = buffers.get(slot)
         if buf is None:
-            buf = self._persistent.get(slot)
-            if buf is None:  # a temporary's first use, or any slot after close()
-                buf = self._persistent[slot] = self._new_persistent(slot)
-            buffers[slot] = buf
+            buf = self._constant(slot)
+            buf = buffers[slot] = self.own(slot) if buf is None else buf
         return buf
 
-    def _run(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
-        be, g = self.backend, self.graph
-        per_call: list[object] = []
-        buffers: dict[int, object] = {}
-        outputs: dict[int, np.ndarray] = {}
-        try:
-            for slot, arr in zip(g.param_slots, arrays, strict=True):
-                buffers[slot] = self._bind(arr, per_call, write=True)
-            new = np.zeros if g.zero_results else np.empty
-            for slot, t in zip(g.result_slots, g.result_types, strict=True):
-                if (slot in self._written or g.zero_results) and slot not in outputs:
-                    outputs[slot] = new(t.shape, dtype=t.dtype.numpy)
-                    buffers[slot] = self._bind(outputs[slot], per_call, write=g.zero_results)
-            params = dict(zip(g.param_slots, arrays, strict=True))
+    def own(self, slot: int) -> object:
+        """Sequence protocol: the default workspace's buffer of ``slot``."""
+        temps = self._res.default.temps
+        buf = temps.get(slot)
+        if buf is None:
+            buf = temps[slot] = self._new_temporary(slot)
+        return buf
 
-            def checks(i: int) -> None:
-                if g.checks:
-                    self._check_indices(i, params, buffers)
+    def spare(self, slot: int) -> object:
+        """Sequence protocol: the default workspace's second buffer of ``slot``."""
+        spares = self._res.default.spares
+        buf = spares.get(slot)
+        if buf is None:
+            buf = spares[slot] = self._new_temporary(slot)
+        return buf
 
-            run_sequence(self, g, buffers, checks)
-            be.synchronize()
-            if not self._host:
-                for slot, arr in outputs.items():
-                    if arr.nbytes:
-                        be.read(buffers[slot], _as_bytes(arr))
-            return self._collect(arrays, outputs)
-        finally:
-            for buf in per_call:
-                be.free(buf)
+    def _kernel(self, name: str) -> object:
+        """The loaded kernel ``name`` (loaded again after :meth:`close`)."""
+        return self._res.kernel(name)
 
-    def _check_indices(self, before: int, params: dict, buffers: dict) -> None:
+    def launch(self, ln: Any, bound: list[object]) -> None:
+        """Sequence protocol: launch ``ln`` on the default stream."""
+        self.backend.launch(self._res.kernel(ln.kernel), geometry(ln), bound, list(ln.scalars))
+
+    def sync(self) -> None:
+        """Sequence protocol: wait for all work."""
+        self.backend.synchronize()
+
+    def _check_indices(self, before: int, params: dict, buffers: dict, ctx: Any) -> None:
         """Index checks due before launch ``before``: parameters and constants on the host;
-        a slot computed by earlier launches is read back first (after a synchronize)."""
+        a slot computed by earlier launches is read back first (after ``ctx.sync()``)."""
         for c in self.graph.checks:
             if c.before != before or c.count == 0:
                 continue
@@ -200,10 +263,10 @@ class Executable:
             if arr is None:
                 arr = self.graph.constants.get(c.slot)
             if arr is None:
-                self.backend.synchronize()
+                ctx.sync()
                 arr = np.empty(c.count, dtype=np.dtype({"i32": np.int32, "i64": np.int64,
                                                         "u32": np.uint32}[c.dtype]))
-                self.backend.read(self._buffer(c.slot, buffers), _as_bytes(arr))
+                self.backend.read(ctx.buffer(c.slot, buffers), as_bytes(arr))
             flat = np.asarray(arr).reshape(-1)
             bad = (flat < c.low) | (flat >= c.high)
             if bad.any():
@@ -231,18 +294,25 @@ class Executable:
         return tuple(results)
 
     def close(self) -> None:
-        """Release the executable's persistent device buffers (constants, temporaries).
+        """Release the kernels (when owned), constant buffers, workspaces (temporaries,
+        streams, events) and every live invocation's buffers.
 
         The executable stays usable (``accy.compile`` may hand the same one to other
-        callers): the next call allocates them again and uploads the constants.
+        callers): the next call loads the kernels again from their artifacts, allocates
+        the buffers again and uploads the constants. Idempotent.
+
+        Raises:
+            BackendError: a release failed (everything else is still released).
         """
         with self._lock:
-            self._fast = None  # it holds the persistent buffers' addresses
-            for buf in self._persistent.values():
-                self.backend.free(buf)
-            self._persistent.clear()
-            for buf in self.__dict__.pop("_spare", {}).values():
-                self.backend.free(buf)
+            self._fast = None  # it holds the kernels' and persistent buffers' addresses
+        self._res.release()
+
+    def __enter__(self) -> Executable:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def stage_text(self, stage: str) -> str:
         """The IR after ``stage``, kernels included."""

@@ -100,7 +100,8 @@ def _result(kind: str, ref: Any, args: Sequence[np.ndarray], outs: list[np.ndarr
 
 def build_fast_call(exe: Any) -> FastCall | None:
     """The :class:`FastCall` of executable ``exe``, or ``None`` when it has none (see the
-    module docstring). Persistent buffers are bound now: rebuild after ``exe.close()``."""
+    module docstring). Loaded kernels and persistent buffers (constants, the default
+    workspace's temporaries) are bound now: rebuild after ``exe.close()``."""
     g, be = exe.graph, exe.backend
     if not exe._host or not hasattr(be, "bind_launch") or g.loops or g.checks or g.zero_results:
         return None
@@ -129,14 +130,14 @@ def build_fast_call(exe: Any) -> FastCall | None:
     for ln in g.launches:
         if ln.groups <= 0:
             continue
-        pointers, run = be.bind_launch(exe._loaded[ln.kernel],
+        pointers, run = be.bind_launch(exe._kernel(ln.kernel),
                                        Geometry(ln.groups, ln.workgroup_size), list(ln.scalars))
         binds = []
         for position, slot in enumerate(ln.slots):
             if slot in live:
                 binds.append((position, live[slot]))
             else:  # a temporary or constant: its persistent buffer, bound once
-                pointers[position] = exe._buffer(slot, {}).ctypes.data
+                pointers[position] = exe.buffer(slot, {}).ctypes.data
         launches.append((pointers, run, binds))
     return FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
                     outputs, launches, results)
