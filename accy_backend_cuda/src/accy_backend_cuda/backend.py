@@ -82,7 +82,7 @@ class CudaBackend:
         self.driver = driver
         self._reason = unavailable_reason or "opened for compile only"
         # ids of live objects by kind, for live_objects() (leak checks)
-        self._live: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
+        self._counts: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
                                                                   "events")}
         self._generation = 0
         libdevice = find_libdevice()
@@ -101,7 +101,7 @@ class CudaBackend:
 
     def live_objects(self) -> dict[str, int]:
         """Return counts of live kernels, buffers, streams and events (leak checks)."""
-        return {kind: len(ids) for kind, ids in self._live.items()}
+        return {kind: len(ids) for kind, ids in self._counts.items()}
 
     # description ------------------------------------------------------------------------
     def capabilities(self) -> Capabilities:
@@ -262,14 +262,14 @@ class CudaBackend:
             function = d.function(module, artifact.entry)
         loaded = LoadedKernel(artifact, module, function, self._generation,
                               dict(artifact.metadata))
-        self._live["kernels"].add(id(loaded))
+        self._counts["kernels"].add(id(loaded))
         return loaded
 
     def allocate(self, nbytes: int) -> CudaBuffer:
         """Return a device buffer of ``nbytes`` bytes (contents undefined)."""
         with self._guard("allocate") as d:
             buf = CudaBuffer(d.allocate(nbytes), nbytes, self._generation)
-        self._live["buffers"].add(id(buf))
+        self._counts["buffers"].add(id(buf))
         return buf
 
     def _live(self, buffer: CudaBuffer, what: str) -> int:
@@ -310,7 +310,7 @@ class CudaBackend:
 
     def free(self, buffer: CudaBuffer) -> None:
         """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
-        self._live["buffers"].discard(id(buffer))
+        self._counts["buffers"].discard(id(buffer))
         if buffer.generation == self._generation and self.driver is not None:
             with self._guard("free") as d:
                 d.free(buffer.pointer)
@@ -393,14 +393,14 @@ class CudaBackend:
         """Return a new non-blocking stream."""
         with self._guard("create_stream") as d:
             stream = d.create_stream()
-        self._live["streams"].add(id(stream))
+        self._counts["streams"].add(id(stream))
         return stream
 
     def create_event(self) -> object:
         """Return a new event."""
         with self._guard("create_event") as d:
             event = d.create_event()
-        self._live["events"].add(id(event))
+        self._counts["events"].add(id(event))
         return event
 
     def synchronize(self, scope: Any = None) -> None:
@@ -419,14 +419,14 @@ class CudaBackend:
             return
         with self._guard("destroy") as d:
             if isinstance(obj, LoadedKernel):
-                self._live["kernels"].discard(id(obj))
+                self._counts["kernels"].discard(id(obj))
                 if obj.generation == self._generation:
                     d.unload_module(obj.module)
             elif d.is_event(obj):
-                self._live["events"].discard(id(obj))
+                self._counts["events"].discard(id(obj))
                 d.destroy_event(obj)
             else:
-                self._live["streams"].discard(id(obj))
+                self._counts["streams"].discard(id(obj))
                 d.destroy_stream(obj)
 
     def close(self) -> None:
