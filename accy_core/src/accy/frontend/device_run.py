@@ -8,7 +8,8 @@ synchronizes. Nothing is read from or written to the host, except results that a
 IR constants (uploaded once per call).
 
 This reuses ``Executable.graph``, ``Executable.backend`` and the executable's loaded kernels
-and persistent buffers (its ``_loaded``/``_buffer``); calls are serialized by its lock.
+and persistent buffers (the sequence protocol of :mod:`accy.runtime.sequence`, its default
+workspace); calls are serialized by its lock.
 """
 
 from __future__ import annotations

@@ -179,7 +179,12 @@ class Executable:
         out = self.call_fast(args)
         if out is not None:
             return out
-        inv = self.prepare(*args)
+        return self._run(check_arrays(self, args))
+
+    def _run(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The ordinary path on checked ``arrays``: prepare, submit, wait, read, close."""
+        with self._lock:
+            inv = Invocation(self, arrays)
         try:
             return inv.submit().wait()
         finally:
