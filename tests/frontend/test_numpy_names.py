@@ -180,8 +180,8 @@ def test_dtypes_follow_accy_rules() -> None:
 
 
 def test_unsupported_names_and_methods_name_the_line() -> None:
-    with pytest.raises(accy.errors.UnsupportedError, match=r"\.prod\(\).*test_numpy_names.*cumprod"):
-        accy.jit(lambda a: a.prod())(X)
+    with pytest.raises(accy.errors.UnsupportedError, match=r"\.round\(\).*test_numpy_names.*floor"):
+        accy.jit(lambda a: a.round())(X)
     with pytest.raises(AttributeError):  # UnsupportedFunctionError is an AttributeError
         accy.jit(lambda a: a.nonzero())(X)
     with pytest.raises(accy.errors.UnsupportedError, match="where.*test_numpy_names"):

@@ -44,22 +44,15 @@ from accy.frontend.join_api import (
     stack,
     vstack,
 )
-from accy.frontend.linalg_api import dot, einsum, matmul, outer
+from accy.frontend.linalg_api import einsum, outer
 from accy.frontend.numpy_api import (
-    abs,
-    absolute,
-    add,
     amax,
     amin,
-    astype,
     bitwise_and,
     bitwise_or,
     bitwise_xor,
     clip,
     cos,
-    divide,
-    equal,
-    exp,
     gelu,
     greater,
     greater_equal,
@@ -72,12 +65,8 @@ from accy.frontend.numpy_api import (
     logical_or,
     max,
     maximum,
-    mean,
     min,
     minimum,
-    multiply,
-    negative,
-    not_equal,
     power,
     relu,
     rsqrt,
@@ -88,10 +77,7 @@ from accy.frontend.numpy_api import (
     sqrt,
     square,
     std,
-    subtract,
-    sum,
     tanh,
-    true_divide,
     var,
     where,
 )
@@ -131,6 +117,22 @@ def copy(a: Any) -> Any:
     return _np.array(a, copy=True)
 
 
+from accy.frontend import complex_api as _complex  # noqa: E402
+from accy.frontend.methods import NAMES as _NAMES  # noqa: E402
+
+# complex operands go to complex_api (a complex array is a pair of float arrays): the
+# namespace's versions of these names are the complex-aware ones of accy.frontend.methods
+add, subtract, multiply = _NAMES["add"], _NAMES["subtract"], _NAMES["multiply"]
+divide, true_divide = _NAMES["divide"], _NAMES["true_divide"]
+negative, equal, not_equal = _NAMES["negative"], _NAMES["equal"], _NAMES["not_equal"]
+abs, exp, sum = _NAMES["abs"], _NAMES["exp"], _NAMES["sum"]  # noqa: A001 - numpy's names
+absolute = abs
+mean, astype, matmul, dot = _NAMES["mean"], _NAMES["astype"], _NAMES["matmul"], _NAMES["dot"]
+angle, prod, real, imag = _NAMES["angle"], _NAMES["prod"], _NAMES["real"], _NAMES["imag"]
+conj = conjugate = _NAMES["conj"]
+make_complex = _complex.make_complex
+complex64 = _np.complex64
+complex128 = _np.complex128
 float32 = _np.float32
 float64 = _np.float64
 int8 = _np.int8
@@ -159,7 +161,9 @@ __all__ = [
     "not_equal", "ones", "ones_like", "outer", "pi", "power", "random", "ravel", "relu",
     "reshape", "rsqrt", "sigmoid", "sign", "sin", "softmax", "sort", "sqrt", "square",
     "squeeze", "std", "subtract", "sum", "swapaxes", "take", "tanh", "transpose",
-    "true_divide", "uint8", "uint16", "uint32", "uint64", "var", "where", "zeros", "zeros_like",
+    "true_divide", "angle", "conj", "conjugate", "real", "imag", "prod", "complex64",
+    "complex128", "make_complex", "uint8", "uint16", "uint32", "uint64", "var", "where",
+    "zeros", "zeros_like",
     "arctan", "arctan2", "argmax", "argmin", "ceil", "column_stack", "concatenate", "copy",
     "cumprod", "cumsum", "diff", "dstack", "empty", "empty_like", "flip", "floor",
     "floor_divide", "fmod", "histogram", "hstack", "left_shift", "linspace", "meshgrid",
@@ -176,8 +180,6 @@ _HINTS = {
     "split": "static slices x[a:b]", "array_split": "static slices x[a:b]",
     "tile": "broadcast_to(x[None], (k,) + x.shape).reshape(...)",
     "repeat": "take(x, np.arange(n * k) // k, axis=0)",
-    "prod": "cumprod(x, axis)[..., -1] (the running product's last element), or "
-            "exp(sum(log(x))) for positive x",
     "tensordot": "einsum", "inner": "einsum", "vdot": "einsum",
     "isnan": "x != x", "isinf": "abs(x) == inf", "isfinite": "abs(x) < inf",
     "nansum": "sum(where(x == x, x, 0))",

@@ -29,9 +29,9 @@ def test_fliplr_points_at_a_negative_step_slice() -> None:
     assert "x[:, ::-1]" in _message("fliplr") and "flip(x, 1)" in _message("fliplr")
 
 
-def test_prod_offers_the_scan() -> None:
-    msg = _message("prod")
-    assert "cumprod" in msg and "amax" not in msg
+def test_tensordot_offers_einsum() -> None:
+    msg = _message("tensordot")
+    assert "einsum" in msg and "amax" not in msg
 
 
 def test_misspelt_name_gets_did_you_mean() -> None:

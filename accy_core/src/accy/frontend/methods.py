@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from accy.frontend import (
+    complex_api,
     grid_api,
     indexing,
     intmath_api,
@@ -40,14 +41,12 @@ UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "p
                "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 _METHOD_HINTS = {
-    "prod": "anp.cumprod(x, axis)[..., -1], or exp(sum(log(x))) for positive x",
     "round": "anp.floor(x + 0.5) (rounds halves up, numpy rounds them to even)",
     "nonzero": "a boolean mask with anp.where (the count of nonzeros is data-dependent)",
     "item": "return the array from the jitted function and read it outside",
     "tolist": "return the array from the jitted function and read it outside",
     "sort": "anp.sort(x, axis) (returns a new array)",
     "argsort": "anp.argsort(x, axis)",
-    "conj": "real dtypes only for now: x itself",
 }
 
 
@@ -62,6 +61,8 @@ def _outer(fn: Any) -> Any:
     return outer
 
 
+for _n in complex_api.FUNCTIONS:  # complex operands go to complex_api (pairs of floats)
+    NAMES[_n] = complex_api.aware(_n, NAMES.get(_n))
 for _n in UFUNC_OUTER:
     NAMES[_n].outer = _outer(NAMES[_n])
 
@@ -86,6 +87,12 @@ _CMP = {"eq": ("equal", "=="), "ne": ("not_equal", "!="), "lt": ("less", "<"),
 
 
 def _apply(fname: str, sym: str, a: Any, b: Any) -> Any:
+    if complex_api.is_complex(a) or complex_api.is_complex(b):
+        if fname not in complex_api.FUNCTIONS:
+            raise numpy_api.UnsupportedError(
+                f"'{sym}' with a complex operand at {user_location()} is not supported; "
+                "use + - * / @ == != or work on .real and .imag", feature=f"complex {sym}")
+        return NAMES[fname](a, b)
     fn = _binary(fname)
     return fn(a, b) if fn is not None else numpy_api.binary_op(fname, sym, a, b)
 
@@ -93,6 +100,11 @@ def _apply(fname: str, sym: str, a: Any, b: Any) -> Any:
 def _inplace(fname: str, sym: str) -> Any:
     def iop(self: Tracer, other: Any) -> Tracer:
         res = _apply(fname, sym, self, other)
+        if isinstance(res, complex_api.ComplexTracer):
+            raise numpy_api.UnsupportedError(
+                f"'{sym}=' at {user_location()} would store a complex result into a real "
+                "array (numpy refuses this cast too); write x = x {sym} y",
+                feature=f"in-place {sym}")
         if res.accy_dtype.is_float and not self.accy_dtype.is_float:
             raise numpy_api.UnsupportedError(
                 f"'{sym}=' at {user_location()} would store a {res.accy_dtype} result into "
@@ -215,9 +227,13 @@ def _install_methods() -> None:
         "argmax": "argmax(x, axis)", "argmin": "argmin(x, axis)", "dot": "dot(x, y)",
         "ravel": "ravel(x)", "cumsum": "cumsum(x, axis)", "cumprod": "cumprod(x, axis)",
         "swapaxes": "swapaxes(x, a, b)", "take": "take(x, indices, axis)",
+        "prod": "prod(x, axis)", "conj": "conj(x)", "conjugate": "conj(x)",
     }
     for name, doc in simple.items():
         setattr(Tracer, name, _method(name, doc))
+    Tracer.real = property(lambda self: self, doc="The real part (the array itself).")  # type: ignore
+    Tracer.imag = property(lambda self: shape_api.zeros_like(self),  # type: ignore
+                           doc="The imaginary part of a real array: zeros.")
     Tracer.flatten = lambda self: shape_api.reshape(_copy(self), (-1,))  # type: ignore
     Tracer.flatten.__doc__ = "A flattened copy (1-D)."
     Tracer.reshape = _reshape  # type: ignore[attr-defined]

@@ -1,12 +1,18 @@
 """Flatten nested arguments and results (tuples, lists, dicts) into array leaves.
 
 A *tree* is a hashable description of the structure: array leaves are marked ``("*",)``
-and every other leaf is kept by value (it is static: part of the trace signature).
+and every other leaf is kept by value (it is static: part of the trace signature). A
+complex array (host complex64/complex128, or a traced
+:class:`~accy.frontend.complex_api.ComplexTracer`) is two float leaves, its real and
+imaginary parts, marked ``("c*",)``: rebuilt as a ComplexTracer from traced leaves and as a
+complex numpy array from host ones.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from accy.errors import InputError
 
@@ -32,6 +38,10 @@ def flatten(x: Any, leaves: list[Any], what: str = "argument") -> Any:
         return (type(x).__name__, tuple(flatten(i, leaves, what) for i in x))
     if isinstance(x, dict):
         return ("dict", tuple((k, flatten(x[k], leaves, what)) for k in sorted(x)))
+    pair = _complex_parts(x)
+    if pair is not None:
+        leaves.extend(pair)
+        return ("c*",)
     if is_array(x):
         leaves.append(x)
         return ("*",)
@@ -45,6 +55,17 @@ def flatten(x: Any, leaves: list[Any], what: str = "argument") -> Any:
     return ("=", type(x).__name__, x)
 
 
+def _complex_parts(x: Any) -> tuple[Any, Any] | None:
+    from accy.frontend.complex_api import ComplexTracer
+
+    if isinstance(x, ComplexTracer):
+        return x.re, x.im
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        f = np.float32 if x.dtype == np.complex64 else np.float64
+        return np.ascontiguousarray(x.real, f), np.ascontiguousarray(x.imag, f)
+    return None
+
+
 def unflatten(tree: Any, leaves: list[Any]) -> Any:
     """Inverse of :func:`flatten`: rebuild the structure, consuming ``leaves`` in order."""
     it = iter(leaves)
@@ -55,6 +76,18 @@ def _build(tree: Any, it: Any) -> Any:
     kind = tree[0]
     if kind == "*":
         return next(it)
+    if kind == "c*":
+        re, im = next(it), next(it)
+        from accy.frontend.tracer import Tracer
+
+        if isinstance(re, Tracer):
+            from accy.frontend.complex_api import ComplexTracer
+
+            return ComplexTracer(re, im)
+        re, im = np.asarray(re), np.asarray(im)
+        out = np.empty(re.shape, np.complex64 if re.dtype == np.float32 else np.complex128)
+        out.real, out.imag = re, im
+        return out
     if kind == "=":
         return tree[2]
     if kind == "dict":
