@@ -89,3 +89,29 @@ def test_cpu_outlines_lanes_and_splits_by_work():
     assert kernel.workgroup_size == 1 and not kernel.shared
     assert loop_trips(kernel) >= 4096 // ROW_LANES
     np.testing.assert_array_equal(exe(x)[0], np.full(8, 4096, np.float32))
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("n", [1 << 16, 65537 * 3])  # a divisor near 64; none: padded
+def test_full_reduction_split_on_cpu(kind, n):
+    """sum(x)/max(x) of many elements: two kernels on the CPU (partials, then the rest)."""
+    x = np.random.default_rng(n).integers(-50, 50, n).astype(np.float32)
+    x[n // 3] = 1e4
+    f = accy.jit(lambda a: (getattr(anp, kind)(a), getattr(anp, kind)(a.reshape(1, n),
+                                                                       axis=1, keepdims=True)),
+                 backend="cpu")
+    assert f.compile(x).kernel_count == 4
+    got = f(x)
+    want = getattr(np, kind)(x)
+    assert np.asarray(got[0]) == want and np.asarray(got[1]).shape == (1, 1)
+    assert np.asarray(got[1])[0, 0] == want
+
+
+@pytest.mark.parametrize(("shape", "axis", "keepdims"), [((3, 70001), 1, True),
+                                                         ((2, 66000, 3), 1, False)])
+def test_split_keeps_outer_and_inner_axes(shape, axis, keepdims):
+    x = np.random.default_rng(1).integers(-9, 10, shape).astype(np.float64)
+    got = accy.jit(lambda a: (anp.sum(a, axis=axis, keepdims=keepdims),
+                              anp.min(a, axis=axis, keepdims=keepdims)), backend="cpu")(x)
+    np.testing.assert_array_equal(got[0], x.sum(axis=axis, keepdims=keepdims))
+    np.testing.assert_array_equal(got[1], x.min(axis=axis, keepdims=keepdims))

@@ -38,6 +38,7 @@ _BUILTIN: dict[str, str] = {
     "activation-lowering": "accy.passes.activation_lowering:ActivationLoweringPass",
     "einsum-lowering": "accy.passes.einsum_lowering:EinsumLoweringPass",
     "reduction-lowering": "accy.passes.reduction_lowering:ReductionLoweringPass",
+    "reduction-split": "accy.passes.reduction_split:ReductionSplitPass",
     "indexing-lowering": "accy.passes.indexing_lowering:IndexingLoweringPass",
     "loop-carry": "accy.passes.loop_carry:LoopCarryPass",
     "fusion": "accy.passes.fusion:FusionPass",
