@@ -2,9 +2,12 @@
 
 ``python bench/kernels.py [--n 16777216] [--backend cpu] [--repeat 3] [--tuned]``
 
-Each line: family, accy time, reference time, speed-up (reference / accy; > 1 means accy is
-faster). Times are the best of ``--repeat`` calls after one warm-up call (compilation and
-artifact loading excluded).
+Each line: family, accy time, reference time, the ratio accy / reference (issue 14's
+figure; lower is better) and the speed-up (reference / accy; > 1 means accy is faster).
+numpy and scipy are pinned to the thread count accy uses (``ACCY_NUM_THREADS``, default all
+cores) through threadpoolctl; numpy's ufunc reductions are single-threaded anyway. Times
+are the best of ``--repeat`` calls after one warm-up call (compilation and artifact
+loading excluded).
 
 ``--tuned``: default vs tuned in one run. Every case is timed with an empty tuning cache
 (the default heuristics), then its family calls are swept (``accy.tuning.family_sweep``:
@@ -46,7 +49,25 @@ def best(fn, repeat: int) -> float:
 
 def row(name: str, ours: float, ref: float, ref_name: str) -> None:
     print(f"{name:<34} accy {ours * 1e3:9.1f} ms   {ref_name:<26} {ref * 1e3:9.1f} ms   "
-          f"speed-up {ref / ours:6.2f}x")
+          f"accy/ref {ours / ref:5.2f}   speed-up {ref / ours:6.2f}x")
+
+
+def reductions(rng: np.random.Generator, be: str, r: int, side: int = 4096) -> None:
+    """Row/column/full sum and row max of a [side, side] f32 matrix (compiled programs:
+    ``accy.numpy`` under ``accy.jit``) against numpy, and their bandwidth."""
+    import accy
+    import accy.numpy as anp
+
+    m = rng.standard_normal((side, side)).astype(np.float32)
+    cases = [("row-sum", lambda a: anp.sum(a, axis=1), lambda a: a.sum(axis=1)),
+             ("row-max", lambda a: anp.max(a, axis=1), lambda a: a.max(axis=1)),
+             ("column-sum", lambda a: anp.sum(a, axis=0), lambda a: a.sum(axis=0)),
+             ("full sum", lambda a: anp.sum(a), lambda a: a.sum())]
+    for name, ours, ref in cases:
+        f = accy.jit(ours, backend=be)
+        t = best(lambda f=f: f(m), r)
+        row(f"{name} [{side},{side}] f32 ({m.nbytes / t / 1e9:4.1f} GB/s)", t,
+            best(lambda ref=ref: ref(m), r), f"numpy {name}")
 
 
 def power_law_matrix(n_rows: int, seed: int = 0) -> scipy.sparse.csr_matrix:
@@ -151,8 +172,20 @@ def main() -> None:
     if a.tuned:
         tuned_comparison(n, be, r, a.rows, a.samples)
         return
+    from accy.config import num_threads
+    from threadpoolctl import threadpool_limits
+
     rng = np.random.default_rng(0)
-    print(f"n = {n} elements, backend {be}, best of {r}")
+    threads = num_threads()
+    print(f"n = {n} elements, backend {be}, best of {r}, {threads} threads "
+          f"(load average {os.getloadavg()[0]:.1f})")
+    with threadpool_limits(threads):
+        table(n, be, r, a.rows, rng)
+
+
+def table(n: int, be: str, r: int, rows: int, rng: np.random.Generator) -> None:
+    """Every family row of the issue 14 table, in one run."""
+    reductions(rng, be, r)
 
     src = rng.standard_normal(n).astype(np.float32)
     idx = rng.integers(0, n, n)
@@ -187,7 +220,7 @@ def main() -> None:
     for name in ("Groebner_id2003_aug.mtx", "arrow.mtx", "bayer10.mtx"):
         if (MATRICES / name).exists():
             mats.append((name, ak.read_matrix(MATRICES / name).astype(np.float64)))
-    mats.append((f"power-law {a.rows} rows", power_law_matrix(a.rows)))
+    mats.append((f"power-law {rows} rows", power_law_matrix(rows)))
     for name, A in mats:
         x = rng.standard_normal(A.shape[1])
         ref = best(lambda A=A, x=x: A @ x, r)
