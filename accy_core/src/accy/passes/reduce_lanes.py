@@ -189,7 +189,7 @@ def _column(em: Any, kind: str, dtype: str, load, t: Var, b_n: int, r_n: int,
 def _row(em: Any, kind: str, dtype: str, load, t: Var, r_n: int) -> list[Stmt]:
     k = ROW_LANES if r_n >= 2 * ROW_LANES else 1
     kahan = kind == "sum" and dtype in ("f32", "f64")
-    steps = BLOCK_STEPS
+    steps = min(BLOCK_STEPS, max(1, r_n // k))  # a short row (split partials): one block
     blk = k * steps
     n_blk = r_n // blk if k > 1 else 0
     zero = const_i(0)
