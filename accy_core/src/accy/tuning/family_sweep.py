@@ -12,8 +12,9 @@ For each problem, each variant that runs on the backend and each candidate (the 
 default first):
 
 1. the candidate runs once under :func:`accy.families.runner.capture_plans`; an exception
-   (a fault, or the variant refusing the problem) or a result the problem's check refuses
-   *rejects* it: it is recorded with the reason and never chosen;
+   (``refused:`` a CapabilityError/UnsupportedError, the variant refusing the problem;
+   ``fault:`` anything else) or a result the problem's check refuses *rejects* it: it is
+   recorded with the reason and never chosen;
 2. the captured launch graphs of the accepted candidates are bound once to device buffers
    (inputs uploaded once, :class:`accy.families.replay.PreparedReplay`), then only their
    launches are timed by the measuring rule (:func:`accy.tuning.measure.measure_interleaved`:
@@ -138,6 +139,7 @@ def _check(be: Any, var: Any, cand: Any, problem: FamilyProblem,
            index: int) -> tuple[CandidateResult, list[Any]]:
     """Run ``cand`` once under plan capture and check its result: ``(result, runs)``; the
     result carries the reason when rejected."""
+    from accy.errors import CapabilityError, UnsupportedError
     from accy.families import resolve
     from accy.families.replay import artifact_fingerprint
     from accy.families.runner import capture_plans
@@ -149,7 +151,10 @@ def _check(be: Any, var: Any, cand: Any, problem: FamilyProblem,
                 out = problem.run(be, var, cand)
             else:
                 out = resolve(var.run)(be, cand, **problem.kwargs)
-    except Exception as e:  # noqa: BLE001  (any failure rejects the candidate)
+    except (CapabilityError, UnsupportedError) as e:  # the variant refuses this problem
+        res.rejected = f"refused: {type(e).__name__}: {e}"
+        return res, []
+    except Exception as e:  # noqa: BLE001  (any other failure is a fault)
         res.rejected = f"fault: {type(e).__name__}: {e}"
         return res, []
     try:
