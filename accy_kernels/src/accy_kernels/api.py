@@ -62,11 +62,14 @@ def gather(src: Any, indices: Any, axis: int = 0, mode: str = "raise", *,
         src: array ``(*pre, n, *post)`` of f32 | f64 | i32 | i64 | u32 (host).
         indices: integer array ``(*idx,)`` (int32 | int64); negative counts from the end.
         axis: the axis of ``src`` indexed.
-        mode: ``"raise"`` (range-checked on the host before launch), ``"clip"`` (clamp to
+        mode: ``"raise"`` (range-checked inside the gather kernel), ``"clip"`` (clamp to
             ``[0, n-1]``, negative → 0) or ``"wrap"`` (modulo ``n``).
 
     Returns:
         array ``(*pre, *idx, *post)`` of ``src``'s dtype.
+
+    Passes over memory: 1 (minimum 1): the indices and the gathered elements read, the
+    output written, once.
 
     Raises:
         IndexOutOfRangeError: (an ``IndexError``) ``mode="raise"`` and an index is outside
@@ -78,7 +81,7 @@ def gather(src: Any, indices: Any, axis: int = 0, mode: str = "raise", *,
     indices = as_array(indices, "gather indices")
     dtype = check_dtype(src, "src", VALUE_DTYPES, "gather")
     mode = check_mode(mode, "gather")
-    idt = check_indices(indices, src.shape[axis], "gather", mode)
+    idt = check_indices(indices, src.shape[axis], "gather", mode, check_range=False)
     out_size = src.size // max(src.shape[axis], 1) * indices.size
     _check_size(max(out_size, src.size), "gather")
     return call("gather", variant, backend, candidate, src=src, indices=indices, axis=axis,

@@ -3,8 +3,14 @@
 The source is viewed as ``(outer, n, inner)`` around ``axis`` and the output as
 ``(outer, m, inner)`` with ``m = indices.size``; work-item ``g`` writes output element ``g``
 (row-major) from ``src[o, idx(indices[j]), k]``. Index handling as numpy: ``raise`` mode
-indices were range-checked on the host before launch (negative ones count from the end),
-``wrap`` takes them modulo ``n``, ``clip`` clamps to ``[0, n - 1]`` (negative → 0).
+indices are range-checked inside the kernel (negative ones count from the end; an
+out-of-range one sets a flag the host reads after the launch, then names the first bad
+position as the host check did), ``wrap`` takes them modulo ``n``, ``clip`` clamps to
+``[0, n - 1]`` (negative → 0).
+
+Passes over memory: 1 (minimum 1) — one read of the indices and of the gathered source
+elements, one write of the output (``raise`` mode: the range check rides in the same pass;
+it was a second host pass over the indices).
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan
+from accy.errors import InternalError
+from accy.families import Candidate, Plan, check_indices
 from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels._common import groups_for
@@ -30,34 +37,48 @@ def normalized_index(idx: E, n: E, mode: str) -> E:
 
 
 @functools.cache
-def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int):
+def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_size: int,
+                  flag: bool = False):
     """Build the gather kernel: buffers (out, src, indices); scalars total, m, inner (i32),
-    n (i32). ``simple`` drops the outer/inner arithmetic (1-D source)."""
-    kb = KernelBuilder(f"gather_{dtype}_{index_dtype}_{mode}_{int(simple)}_wg{workgroup_size}",
-                       workgroup_size)
-    out, src = kb.buffer("out", dtype, "write"), kb.buffer("src", dtype, "read")
+    n (i32). ``simple`` drops the outer/inner arithmetic (1-D source). ``flag`` (``raise``
+    mode): the range check in the kernel — buffers (out, bad, src, indices), a work-item
+    whose index is out of range stores 1 into ``bad[0]`` and loads a clamped element."""
+    kb = KernelBuilder(f"gather_{dtype}_{index_dtype}_{mode}_{int(simple)}_wg{workgroup_size}"
+                       + ("_flag" if flag else ""), workgroup_size)
+    out = kb.buffer("out", dtype, "write")
+    bad = kb.buffer("bad", "i32", "write") if flag else None
+    src = kb.buffer("src", dtype, "read")
     indices = kb.buffer("indices", index_dtype, "read")
     total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
     n = kb.scalar("n", "i32").cast("i64")
     g = kb.global_id()
     with kb.if_(g < total):
-        kb.store(out, g, src[axis_position(kb, g, indices, m, inner, n, mode, simple)])
+        kb.store(out, g, src[axis_position(kb, g, indices, m, inner, n, mode, simple, bad)])
     return kb.build()
 
 
 def axis_position(kb: KernelBuilder, g: E, indices, m: E, inner: E, n: E, mode: str,
-                  simple: bool) -> E:
+                  simple: bool, bad=None) -> E:
     """Element of the ``(outer, n, inner)`` tensor that element ``g`` of the
     ``(outer, m, inner)`` view addresses through ``indices`` (shared by gather and the
-    scatter-add kernels). ``n`` is i64; the result is i64."""
+    scatter-add kernels). ``n`` is i64; the result is i64. With a ``bad`` buffer (``raise``
+    mode), an index outside ``[-n, n)`` stores 1 into ``bad[0]`` and is clamped."""
+    def index(raw: E) -> E:
+        idx = kb.let("idx", normalized_index(raw.cast("i64"), n, mode))
+        if bad is None:
+            return idx
+        with kb.if_((idx < 0) | (idx >= n)):
+            kb.store(bad, 0, 1)
+        return kb.let("idx_in", call("min", call("max", idx, 0), n - 1))
+
     if simple:
-        return kb.let("idx", normalized_index(indices[g].cast("i64"), n, mode))
+        return index(indices[g])
     mi = m * inner
     o = kb.let("o", (g / mi).cast("i64"))
     r = kb.let("r", g % mi)
     j = kb.let("j", r / inner)
     k = kb.let("k", (r % inner).cast("i64"))
-    idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
+    idx = index(indices[j])
     return (o * n + idx) * inner.cast("i64") + k
 
 
@@ -78,8 +99,14 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
     out = plan.output(dtype, total)
     s = plan.param(src, dtype)
     ix = plan.param(indices, index_dtype)
-    kernel = gather_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg)
-    plan.launch(kernel, groups_for(total, wg), [out, s, ix],
+    fused = mode == "raise" and indices.size > 0
+    kernel = gather_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg, fused)
+    bad = [plan.output("i32", 1)] if fused else []
+    plan.launch(kernel, groups_for(total, wg), [out, *bad, s, ix],
                 [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
-    (result,) = plan.run(backend)
+    result, *flag = plan.run(backend)
+    if flag and flag[0][0]:  # the same error as the host check, naming the first bad index
+        check_indices(indices, n, "gather", "raise")
+        raise InternalError("gather: the kernel flagged an index out of range that the host "
+                            "check finds in range")
     return result.reshape(out_shape)

@@ -145,10 +145,13 @@ def _in_range(flat: np.ndarray, bound: int) -> bool:
     return True
 
 
-def check_indices(indices: np.ndarray, bound: int, family: str, mode: str = "raise") -> str:
+def check_indices(indices: np.ndarray, bound: int, family: str, mode: str = "raise", *,
+                  check_range: bool = True) -> str:
     """Check an index array's dtype, and its range when ``mode == "raise"``.
 
     Negative indices count from the end as in numpy (``-bound <= i < bound`` is valid).
+    ``check_range=False`` skips the range pass over the indices (a family whose kernel
+    checks the range itself, and calls this again to name the first bad index).
 
     Returns:
         the kernel dtype of the indices (``"i32"`` or ``"i64"``).
@@ -170,7 +173,7 @@ def check_indices(indices: np.ndarray, bound: int, family: str, mode: str = "rai
         raise IndexOutOfRangeError(
             f"{family}: cannot take indices from an empty axis (length 0); "
             f"{indices.size} index(es) given", 0, int(indices.reshape(-1)[0]), 0)
-    if mode == "raise":
+    if mode == "raise" and check_range:
         flat = indices.reshape(-1)
         if _in_range(flat, bound):
             return dt
