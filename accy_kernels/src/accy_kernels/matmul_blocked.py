@@ -3,16 +3,19 @@
 Algorithm (Goto & van de Geijn 2008, "Anatomy of high-performance matrix multiplication";
 Van Zee & van de Geijn 2015, BLIS): ``A`` is packed into row panels of ``MR`` rows stored
 k-major (``Ap[b][i_tile][p][r]``) and ``B`` into column panels of ``NR`` columns
-(``Bp[b][j_tile][p][c]``), zero-padded to whole tiles and to a multiple of the unroll
-``KU`` in ``p``; both pack kernels read the operands through their strides, so transposed
-and broadcast operands cost nothing extra. One work-group computes one ``MR x NR`` tile of
-``C``: ``NR = L * NV`` where ``L`` (the work-group size) is the host's vector width in
-elements. The ``p`` loop runs at work-group level (a barrier marks it), so the work-item
-loop over the ``L`` lanes is innermost: LLVM vectorizes it into ``NV`` vector loads of
-``Bp``, ``MR`` broadcasts of ``Ap`` and ``MR x NV`` FMAs per step, with the accumulators in
-vector registers (the microkernel; ``MR = 6, NV = 2`` fills AVX2's 16 registers with 12
-accumulators). Consecutive work-groups walk the row tiles of one column panel, so the
-``Bp`` panel stays in cache while ``Ap`` panels stream; the thread pool splits the tiles
+(``Bp[b][j_tile][p][c]``), zero-padded to whole tiles (:func:`plan_blocked` says when each
+operand is packed); both pack kernels read the operands through their strides, so
+transposed and broadcast operands cost nothing extra. One work-group computes one ``MR x
+NR`` tile of ``C``: ``NR = L * NV`` where ``L`` (the work-group size) is the host's vector
+width in elements. The ``p`` loop runs at work-group level (a barrier marks it), so the
+work-item loop over the ``L`` lanes is innermost: LLVM vectorizes it into ``NV`` vector
+loads of ``Bp``, ``MR`` broadcasts of ``Ap`` and ``MR x NV`` FMAs per step, with the
+accumulators in vector registers (the microkernel; ``MR = 6, NV = 2`` fills AVX2's 16
+registers with 12 accumulators; 4 steps unrolled: 48 ``vfmadd231ps ymm`` per loop trip, no
+spills). Cache blocking (:func:`blocking`, :func:`tile_order`): ``k`` is cut into ``KC``
+blocks, one launch each, and the tiles of a launch are walked in ``NC``-column and
+``MC``-row blocks, column tiles outside row tiles, so a ``B`` sliver stays in cache across
+the row tiles and an ``A`` block across the column tiles; the thread pool splits the tiles
 into contiguous ranges (:func:`spread` spreads small launches over the threads).
 """
 
@@ -270,11 +273,15 @@ def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidat
     """``(KC, MC tiles, NC tiles)``: the k-block and the row / column tiles per cache block.
 
     Host backends (Goto & van de Geijn 2008; Van Zee & van de Geijn 2015): a ``KC x NR``
-    sliver of packed ``B`` takes half of L1 (the other half streams ``A`` and ``C``), an
+    sliver of packed ``B`` takes half of L1 or an eighth of L2, whichever is larger, an
     ``MC x KC`` block of ``A`` half of L2, a ``KC x NC`` slab of ``B`` a quarter of L3
-    (shared by the cores); sizes from :func:`accy_kernels.host_caches.host_caches`, or the
-    candidate's options ``kc``, ``mc``, ``nc`` (elements). ``k`` up to 1.5 ``KC`` stays one
-    block; longer ones split into equal blocks (multiples of ``ku``), at most
+    (shared by the cores). The L2 bound is measured, not BLIS's: on a Zen core (32 KiB L1,
+    512 KiB L2) 1024 x 16 f32 slivers (64 KiB, read from L2) ran at 74 GF/s against
+    57 GF/s for L1-sized 256 x 16 ones, the per-k-block reload and store of ``C`` costing
+    more than the L2 reads of ``B`` save; sizes from
+    :func:`accy_kernels.host_caches.host_caches`, or the candidate's options ``kc``, ``mc``,
+    ``nc`` (elements). ``k`` up to 1.5 ``KC`` stays one block; longer ones split into equal
+    blocks (multiples of ``ku``), at most
     :data:`MAX_K_BLOCKS` (one launch each: a long ``k`` gets longer blocks, their ``B``
     slivers in L2 rather than L1, instead of hundreds of launches). Device backends:
     one block (``KC = k``, whole-matrix tile order).
@@ -286,7 +293,8 @@ def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidat
         return max(prob.k, 1), max(tm, 1), max(tn, 1)
     item = 8 if prob.dtype in ("f64", "i64") else 4
     l1, l2, l3 = host_caches()
-    kc = int(candidate.option("kc", 0)) or max(4 * ku, l1 // 2 // (nr * item) // ku * ku)
+    sliver = max(l1 // 2, l2 // 8)
+    kc = int(candidate.option("kc", 0)) or max(4 * ku, sliver // (nr * item) // ku * ku)
     if prob.k > kc + kc // 2:
         blocks = min(ceil_div(prob.k, kc), MAX_K_BLOCKS)
         kc = ceil_div(ceil_div(prob.k, blocks), ku) * ku
@@ -294,7 +302,17 @@ def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidat
         kc = max(prob.k, 1)
     mc = int(candidate.option("mc", 0)) or l2 // 2 // (kc * item)
     nc = int(candidate.option("nc", 0)) or l3 // 4 // (kc * item)
-    return kc, max(1, min(tm, mc // mr)), max(1, min(tn, nc // nr))
+    return kc, _balanced(tm, mc // mr), _balanced(tn, nc // nr)
+
+
+def _balanced(tiles: int, most: int) -> int:
+    """Tiles per block: at most ``most`` (one block when ``tiles`` is within 1.5 ``most``:
+    a last block of a few tiles would re-read the other operand's whole slab for little
+    work), as equal as the block count allows."""
+    most = max(1, most)
+    if tiles <= most + most // 2:
+        return max(1, tiles)
+    return ceil_div(tiles, ceil_div(tiles, most))
 
 
 def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidate,
@@ -302,9 +320,9 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     """Append the pack and tile launches of ``prob`` to ``plan`` (slots ``a``, ``b``,
     ``out``, epilogue input slots ``extra``).
 
-    ``A`` is read in place when its ``k`` stride is 1 (rows are independent streams) and
-    the product is one k-block, else packed (an ``MC x KC`` block of rows with a
-    power-of-two stride would fall into few cache sets); ``B`` is packed unless its rows
+    ``A`` is read in place when its ``k`` stride is 1 (rows are independent streams; packing
+    it measured 4 % slower at 1024^2 and 25 % slower for 64 x 65536), else packed; ``B`` is
+    packed unless its rows
     are unit-stride, ``n`` is a multiple of ``NR`` and it is reused little (at most 4 row
     tiles) or fits in L2 (256 KiB): packed panels avoid the cache-set conflicts of
     power-of-two row strides. Candidate option ``pack_a`` packs ``A`` too. On host
@@ -324,7 +342,7 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     if epilogue.out_dtype not in (None, dt):
         kc = max(prob.k, 1)
     item = 8 if dt in ("f64", "i64") else 4
-    pack_a = bool(candidate.option("pack_a", kc < prob.k)) or prob.a_strides[2] != 1
+    pack_a = bool(candidate.option("pack_a", False)) or prob.a_strides[2] != 1
     pack_b = not (prob.b_strides[2] == 1 and prob.n % nr == 0
                   and (tm <= 4 or prob.k * prob.n * item <= 256 * 1024))
     pack_b = bool(candidate.option("pack_b", pack_b)) or prob.b_strides[2] != 1 \
