@@ -40,11 +40,18 @@ def _program(x, y):
         "from_f32": (x.astype(anp.float32) * 0.25).astype(x.dtype),
         "to_i64": x.astype(anp.int64) - 1,
         "slice": x[::2] + y[1:7],
-        "gather": x[np.array([3, 0, 0, 11])],
+        "gather": x[np.array([3, 0, 0, 11])], "sort": anp.sort(x) if small else x,
         "sum": anp.sum(x.reshape(3, 4), axis=1), "cumsum": anp.cumsum(x), "xmax": x.max(),
     }
     if small:  # promotion with a wider dtype (uint64 with int32 would be float64)
         out["with_i32"] = x + np.arange(12, dtype=np.int32)
+        idx = np.array([1, 4, 1, 11])
+        if isinstance(x, np.ndarray):  # numpy.add.at: repeated indices accumulate (and wrap)
+            acc = x.copy()
+            np.add.at(acc, idx, x[:4])
+            out["add_at"] = acc
+        else:
+            out["add_at"] = x.at[idx].add(x[:4])
     if x.dtype.kind == "i":
         out["neg"] = -x
         out["abs"] = anp.abs(x)

@@ -1,6 +1,7 @@
 """``anp.sort`` and ``anp.argsort``: the ``sort`` kernel family through its IR ops.
 
-Shapes: ``x`` (..., n) of f32 | f64 | i32 | i64 | u32, sorted along ``axis`` (default -1,
+Shapes: ``x`` (..., n) of f32 | f64 | i8 ... i64 | u8 ... u32 (8/16-bit integers are sorted
+as i32 and cast back; uint64 is refused), sorted along ``axis`` (default -1,
 the last); ``argsort`` returns i32 indices of the same shape. Ordering is ascending and
 stable (equal keys keep their order), like ``numpy.sort(kind="stable")``.
 """
@@ -12,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import VerifyError
+from accy.errors import UnsupportedError, VerifyError
 from accy.frontend.indexing import _needs_op
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import user_location
+from accy.ir import DType
 
 __all__ = ["argsort", "sort"]
 
@@ -26,6 +28,13 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
         return np_fn(a, axis=axis, kind="stable")
     op = _needs_op(tr, kind)
     v = value_of(tr, a)
+    narrow = v.type.dtype if v.type.dtype.is_int and v.type.dtype.bits < 32 else None
+    if v.type.dtype == DType.U64:
+        raise UnsupportedError(f"anp.{kind} of uint64 at {user_location()} is not supported; "
+                               "cast to int64 first (exact below 2**63)",
+                               feature=f"{kind} u64", alternative="x.astype(anp.int64)")
+    if narrow is not None:  # the sort family's keys are 32/64-bit: order is kept in i32
+        v = tr.fb.cast(v, DType.I32)
     if axis is None:  # numpy sorts the flattened array
         v = tr.fb.reshape(v, (int(np.prod(v.type.shape, dtype=np.int64)),))
         axis = -1
@@ -43,6 +52,8 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
     out = op(v, axis=rank - 1) if takes_axis else op(v)
     if moved:
         out = tr.fb.transpose(out, [perm.index(d) for d in range(rank)])
+    if narrow is not None and kind == "sort":
+        out = tr.fb.cast(out, narrow)
     return wrap(tr, out)
 
 

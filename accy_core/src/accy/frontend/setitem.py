@@ -230,6 +230,10 @@ def _scattered(tr: Trace, x: Tracer, items: list[Any], k: int, values: Any, op: 
         v = fb.reshape(v, sub.type.shape[:axis] + (1,) + sub.type.shape[axis + 1:])
     if op == "set":
         new_sub = fb.scatter(sub, iv, v, axis=axis)
+    elif op == "add" and x.accy_dtype.is_int and x.accy_dtype.bits < 32:
+        # the scatter_add family adds 32/64-bit values: add in i32, the cast back wraps
+        wide = fb.scatter_add(fb.cast(sub, DType.I32), iv, fb.cast(v, DType.I32), axis=axis)
+        new_sub = fb.cast(wide, x.accy_dtype)
     elif op == "add":
         new_sub = fb.scatter_add(sub, iv, v, axis=axis)
     else:

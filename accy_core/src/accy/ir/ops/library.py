@@ -47,6 +47,8 @@ __all__ = ["FAMILY_OF", "LIBRARY_OPS", "TENSOR_OPS", "index_operand", "philox_un
 
 INDEX_DTYPES = (DType.I32, DType.I64)
 ADDABLE = (DType.F32, DType.F64, DType.I32, DType.I64)
+#: the sort family's key dtypes (the frontend widens 8/16-bit integers to i32 first)
+SORTABLE = (DType.F32, DType.F64, DType.I32, DType.I64, DType.U32)
 MODES = ("raise", "clip", "wrap")
 ALGORITHMS = ("philox4x32-10", "philox4x32-7", "threefry2x32-20", "threefry2x32-13",
               "threefry4x32-20", "threefry4x32-13", "squares")
@@ -154,7 +156,7 @@ def _sort_infer(op, result_dtype):
     def infer(types, attrs):
         x = types[0]
         _axis(op, x, attrs["axis"])
-        require_dtype(op, x, NUMERIC, "operand")
+        require_dtype(op, x, SORTABLE, "operand")
         return [x if result_dtype is None else x.with_dtype(result_dtype)]
     return infer
 
