@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import InputError
-from accy.runtime.deps import DependencyGraph, dependency_graph
+from accy.runtime.deps import DependencyGraph, dependency_graph, graph_nodes
 from accy.runtime.fast_call import build_fast_call
 from accy.runtime.graph import LaunchGraph
 from accy.runtime.invocation import Invocation, as_bytes, check_arrays
@@ -84,6 +84,8 @@ class Executable:
         self._lock = self._res.lock
         self._written = graph.written_slots
         self._fast: Any = None  # the small-call plan (accy.runtime.fast_call), built lazily
+        self._nodes = graph_nodes(graph)  # launches and loop nodes in run order
+        self._geometries = [geometry(ln) if ln.groups > 0 else None for ln in graph.launches]
         self._deps: DependencyGraph | None = None
         self._plan: StreamPlan | None = None
         self._finalizer = weakref.finalize(self, self._res.finalize)
@@ -184,11 +186,12 @@ class Executable:
     def _run(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
         """The ordinary path on checked ``arrays``: prepare, submit, wait, read, close."""
         with self._lock:
-            inv = Invocation(self, arrays)
-        try:
-            return inv.submit().wait()
-        finally:
-            inv.close()
+            inv = Invocation(self, arrays, internal=True)
+            try:
+                inv._submit()
+                return inv.read()
+            finally:
+                inv.close()
 
     def call_fast(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
         """Run through the small-call fast path (:mod:`accy.runtime.fast_call`) when ``args``

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from accy.errors import InputError
-from accy.runtime.deps import graph_nodes
 from accy.runtime.resources import MIN_BUFFER_BYTES, Workspace, release_all
 from accy.runtime.sequence import geometry, launch_node, run_loop
 
@@ -119,12 +118,14 @@ class Invocation:
     Not thread-safe: use one invocation from one thread at a time.
     """
 
-    def __init__(self, exe: Any, arrays: list[np.ndarray]) -> None:
+    def __init__(self, exe: Any, arrays: list[np.ndarray], *, internal: bool = False) -> None:
         self.exe = exe
         self.backend = exe.backend
         self._state = _State(exe)
-        self._finalizer = weakref.finalize(self, self._state.finalize)
-        self._finalizer.atexit = False  # backends may be closed by then
+        # ``internal``: a call's own invocation, closed by the call (no finalizer to pay for)
+        self._finalizer = None if internal else weakref.finalize(self, self._state.finalize)
+        if self._finalizer is not None:
+            self._finalizer.atexit = False  # backends may be closed by then
         self._arrays = list(arrays)
         self._buffers: dict[int, object] = {}
         self._zero_copy: set[int] = set()
@@ -139,7 +140,8 @@ class Invocation:
         except BaseException:
             self._state.release(wait=False)
             raise
-        exe._res.invocations.add(self)
+        if not internal:
+            exe._res.invocations.add(self)
 
     # ------------------------------------------------------------------------ binding
 
@@ -231,20 +233,23 @@ class Invocation:
         """
         self._check_open()
         self._complete()
-        exe = self.exe
-        with exe._lock:
-            if self._submits:
-                self._fresh_outputs()
-            self._submits += 1
-            self._result = None
-            self._state.pending = True
-            try:
-                _Run(self).run()
-            except BaseException:
-                self._complete()
-                self._drop_workspace()  # it may be half-built: do not pool it
-                raise
+        with self.exe._lock:
+            self._submit()
         return Submission(self, self._submits)
+
+    def _submit(self) -> None:
+        """Enqueue (the caller holds the executable's lock and checked the state)."""
+        if self._submits:
+            self._fresh_outputs()
+        self._submits += 1
+        self._result = None
+        self._state.pending = True
+        try:
+            _Run(self).run()
+        except BaseException:
+            self._complete()
+            self._drop_workspace()  # it may be half-built: do not pool it
+            raise
 
     def read(self) -> tuple[np.ndarray, ...]:
         """Wait for the last submission and return the outputs (the ``exe(*inputs)`` tuple).
@@ -277,7 +282,8 @@ class Invocation:
 
         Idempotent. Raises BackendError if a release failed (all others still happen).
         """
-        self._finalizer.detach()
+        if self._finalizer is not None:
+            self._finalizer.detach()
         self._state.release()
 
     def __enter__(self) -> Invocation:
@@ -383,9 +389,12 @@ class _Run:
 
     def run(self) -> None:
         exe, g = self.exe, self.exe.graph
+        if self.plan is None and not g.loops and not g.checks:
+            self._run_plain()
+            return
         params = dict(zip(g.param_slots, self.inv._arrays, strict=True))
         li = 0
-        for j, node in enumerate(graph_nodes(g)):
+        for j, node in enumerate(exe._nodes):
             if hasattr(node, "body"):
                 self._begin(j)
                 run_loop(self, node, self.buffers)
@@ -398,6 +407,20 @@ class _Run:
             self._end()
         if g.checks:
             exe._check_indices(li, params, self.buffers, self)
+
+
+    def _run_plain(self) -> None:
+        """Launches only, on the default stream: the common case, kept lean."""
+        exe, buffers = self.exe, self.buffers
+        loaded, launch = exe._res.loaded, self.backend.launch
+        for ln, geom in zip(exe.graph.launches, exe._geometries, strict=True):
+            if geom is None:
+                continue
+            kernel = loaded.get(ln.kernel)
+            if kernel is None:
+                kernel = exe._res.kernel(ln.kernel)
+            bound = [buffers[s] if s in buffers else self.buffer(s, buffers) for s in ln.slots]
+            launch(kernel, geom, bound, list(ln.scalars))
 
 
 def check_arrays(exe: Any, args: Sequence[Any]) -> list[np.ndarray]:
