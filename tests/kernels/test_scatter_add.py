@@ -112,3 +112,26 @@ def test_scatter_add_default_privatizes_small_outputs_on_host():
     vals = np.random.default_rng(3).standard_normal(100_000)
     np.testing.assert_allclose(ak.scatter_add(np.zeros(100), idx, vals, backend=be),
                                np.bincount(idx, vals, 100), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("variant", ["atomic", "privatized", "sorted"])
+def test_scatter_add_out_of_range_every_variant(backend, variant):
+    """atomic and privatized check the range inside their kernels (issue 14), sorted on the
+    host; all raise the same error naming the first bad position, in 1-D and along an axis."""
+    from accy.errors import CapabilityError
+
+    idx = np.zeros(70001, np.int64)
+    idx[-1] = -1
+    try:
+        got = ak.scatter_add(np.zeros(3, np.float32), idx, np.ones(idx.size, np.float32),
+                             backend=backend, variant=variant)
+    except CapabilityError as e:
+        pytest.skip(str(e))
+    np.testing.assert_array_equal(got, [70000, 0, 1])
+    idx[69999] = 3
+    with pytest.raises(IndexOutOfRangeError, match="position 69999"):
+        ak.scatter_add(np.zeros(3, np.float32), idx, np.ones(idx.size, np.float32),
+                       backend=backend, variant=variant)
+    with pytest.raises(IndexOutOfRangeError, match="position 1"):
+        ak.scatter_add(np.zeros((2, 3), np.float32), np.array([0, -4]),
+                       np.ones((2, 2), np.float32), axis=1, backend=backend, variant=variant)

@@ -142,8 +142,8 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
 
     Args:
         dst: array ``(*pre, n, *post)`` of f32 | f64 | i32 | i64.
-        indices: int32 | int64 ``(*idx,)``, in ``[-n, n)`` (checked before launch);
-            duplicates accumulate.
+        indices: int32 | int64 ``(*idx,)``, in ``[-n, n)`` (checked inside the atomic and
+            privatized kernels, on the host for ``sorted``); duplicates accumulate.
         values: broadcastable to ``(*pre, *idx, *post)``.
 
     Raises:
@@ -155,6 +155,11 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
             ``variant="privatized"`` on a backend with ``max_loop_iterations`` (lavapipe)
             when the private histograms cannot be sized under it.
 
+    Passes over memory: atomic 2 (minimum 1: values and indices read once, plus the output
+    copied from ``dst``), privatized 2 (values and indices once, then the per-tile
+    histograms once; minimum 1 plus the histograms), sorted 5+ (host normalization, the
+    radix sort of the indices, the sorted adds; minimum 1).
+
     Every variant keeps each work-item's loops under the backend's ``max_loop_iterations``
     (lavapipe: 65535): ``sorted`` sums a long run of one index over several launches in the
     same order, ``privatized`` uses more, shorter tiles.
@@ -162,7 +167,7 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
     dst, axis = _axis_array(as_array(dst, "scatter_add dst"), axis, "scatter_add")
     indices = as_array(indices, "scatter_add indices")
     dtype = check_dtype(dst, "dst", ADDABLE, "scatter_add")
-    idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise")
+    idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise", check_range=False)
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
     _check_size(max(dst.size, vals.size), "scatter_add")
     heuristic = _atomic_variant("scatter_add", variant, dtype, backend, dst.size, vals.size)

@@ -24,7 +24,7 @@ from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels._common import groups_for
 
-__all__ = ["axis_position", "gather_kernel", "normalized_index", "run"]
+__all__ = ["axis_position", "gather_kernel", "normalized_index", "raise_flagged", "run"]
 
 
 def normalized_index(idx: E, n: E, mode: str) -> E:
@@ -105,8 +105,19 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
     plan.launch(kernel, groups_for(total, wg), [out, *bad, s, ix],
                 [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
     result, *flag = plan.run(backend)
-    if flag and flag[0][0]:  # the same error as the host check, naming the first bad index
-        check_indices(indices, n, "gather", "raise")
-        raise InternalError("gather: the kernel flagged an index out of range that the host "
-                            "check finds in range")
+    raise_flagged(flag, indices, n, "gather")
     return result.reshape(out_shape)
+
+
+def raise_flagged(flag: list[np.ndarray], indices: np.ndarray, n: int, family: str) -> None:
+    """After a launch with an in-kernel range check: when its ``bad`` flag is set, raise the
+    host check's ``IndexOutOfRangeError`` (it names the first bad position).
+
+    Raises:
+        IndexOutOfRangeError: an index is outside ``[-n, n)``.
+        InternalError: the kernel flagged an index the host check finds in range.
+    """
+    if flag and flag[0][0]:
+        check_indices(indices, n, family, "raise")
+        raise InternalError(f"{family}: the kernel flagged an index out of range that the "
+                            "host check finds in range")

@@ -31,10 +31,10 @@ import os
 import numpy as np
 from accy.errors import CapabilityError
 from accy.families import Candidate, Plan, backend_object, host_like, loop_budget, tile_geometry
-from accy.kernel import KernelBuilder, where
+from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
-from accy_kernels.gather_direct import normalized_index
+from accy_kernels.gather_direct import normalized_index, raise_flagged
 
 __all__ = ["MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
            "reduce_kernel", "run", "worthwhile"]
@@ -96,13 +96,17 @@ def worthwhile(backend, size: int, total: int) -> bool:
 
 
 @functools.cache
-def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = True):
+def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = True,
+                     flag: bool = False):
     """Buffers (scratch readwrite, values, indices); scalars total, m, inner, n, size, chunk,
     stride, tiles (i32). Work-item ``t * stride`` (``t < tiles``) owns tile ``t``; it zeroes
-    its slice first when ``zero`` (else the slices were zero-filled by a launch before)."""
+    its slice first when ``zero`` (else the slices were zero-filled by a launch before).
+    ``flag``: the range check in the kernel, a ``bad`` (i32, write) buffer after
+    ``scratch``; an index outside ``[-n, n)`` stores 1 there and is clamped."""
     kb = KernelBuilder(f"scatter_add_priv_hist_{dtype}_{index_dtype}_{int(simple)}"
-                       + ("" if zero else "_nz"), TILE_WG)
+                       + ("" if zero else "_nz") + ("_flag" if flag else ""), TILE_WG)
     scratch = kb.buffer("scratch", dtype, "readwrite")
+    bad = kb.buffer("bad", "i32", "write") if flag else None
     values = kb.buffer("values", dtype, "read")
     indices = kb.buffer("indices", index_dtype, "read")
     total, m, inner = kb.scalar("total", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
@@ -120,9 +124,17 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
                     kb.store(scratch, base + b.cast("i64"), kb.const(0, dtype))
             start = kb.let("start", t * chunk)
             stop = kb.let("stop", where(chunk < total - start, start + chunk, total))
+            def index(raw):
+                idx = kb.let("idx", normalized_index(raw.cast("i64"), n, "raise"))
+                if bad is None:
+                    return idx
+                with kb.if_((idx < 0) | (idx >= n)):
+                    kb.store(bad, 0, 1)
+                return kb.let("idx_in", call("min", call("max", idx, 0), n - 1))
+
             with kb.for_("i", start, stop) as i:
                 if simple:
-                    idx = kb.let("idx", normalized_index(indices[i].cast("i64"), n, "raise"))
+                    idx = index(indices[i])
                     tgt = kb.let("tgt", base + idx)
                 else:
                     mi = m * inner
@@ -130,7 +142,7 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
                     r = kb.let("r", i % mi)
                     j = kb.let("j", r / inner)
                     k = kb.let("k", (r % inner).cast("i64"))
-                    idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, "raise"))
+                    idx = index(indices[j])
                     tgt = kb.let("tgt", base + (o * n + idx) * inner.cast("i64") + k)
                 kb.store(scratch, tgt, scratch[tgt] + values[i])
     return kb.build()
@@ -167,8 +179,13 @@ def tile_launch(backend, tiles: int) -> tuple[int, int]:
 
 def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,
         values: np.ndarray, axis: int, dtype: str, index_dtype: str,
-        shape: tuple[int, ...] | None = None, mode: str = "raise") -> np.ndarray:
-    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums."""
+        shape: tuple[int, ...] | None = None, mode: str = "raise",
+        range_checked: bool = False) -> np.ndarray:
+    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums.
+
+    Indices are range-checked inside the histogram kernel unless the caller did
+    (``range_checked``); an out-of-range one raises ``IndexOutOfRangeError`` after the call.
+    """
     shape = dst.shape if dst is not None else tuple(shape or ())
     size = int(np.prod(shape, dtype=np.int64))
     outer = int(np.prod(shape[:axis], dtype=np.int64))
@@ -182,6 +199,8 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
     chunk = max(1, ceil_div(total, tiles))
     plan = Plan("scatter_add.privatized")
     out = plan.output(dtype, size)
+    fused = not range_checked and total > 0
+    bad = [plan.output("i32", 1)] if fused else []
     scratch = plan.temp(dtype, tiles * size)
     slots = [out]
     if dst is not None:
@@ -194,14 +213,16 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
         if not zero:
             plan.launch(fill_kernel(dtype, wg), groups_for(tiles * size, wg), [scratch],
                         [("i32", tiles * size), (dtype, 0)])
-        plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1, zero),
+        plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1, zero,
+                                     fused),
                     groups,
-                    [scratch, v, ix],
+                    [scratch, *bad, v, ix],
                     [("i32", total), ("i32", m), ("i32", inner), ("i32", n), ("i32", size),
                      ("i32", chunk), ("i32", stride), ("i32", tiles)])
     else:
         tiles = 0
     plan.launch(reduce_kernel(dtype, dst is not None, wg), groups_for(size, wg),
                 slots + [scratch], [("i32", size), ("i32", tiles)])
-    (result,) = plan.run(be)
+    result, *flag = plan.run(be)
+    raise_flagged(flag, indices, n, "scatter_add")
     return result.reshape(shape)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan
+from accy.families import Candidate, Plan, check_indices
 from accy.kernel import E, KernelBuilder, where
 
 from accy_kernels._common import groups_for, launch_windows, window
@@ -118,9 +118,18 @@ def _longest_run(sorted_keys: np.ndarray) -> int:
 
 def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,
         values: np.ndarray, axis: int, dtype: str, index_dtype: str,
-        shape: tuple[int, ...] | None = None, mode: str = "raise") -> np.ndarray:
-    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums."""
+        shape: tuple[int, ...] | None = None, mode: str = "raise",
+        range_checked: bool = False) -> np.ndarray:
+    """Return ``dst`` (or zeros of ``shape`` when ``dst`` is None) plus the scattered sums.
+
+    Indices are range-checked on the host here unless the caller did (``range_checked``).
+
+    Raises:
+        IndexOutOfRangeError: an index is outside ``[-n, n)``.
+    """
     shape = dst.shape if dst is not None else tuple(shape or ())
+    if not range_checked:
+        check_indices(indices, shape[axis], "scatter_add", "raise")
     size = int(np.prod(shape, dtype=np.int64))
     inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
     n, m = shape[axis], indices.size
@@ -128,7 +137,7 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
     if size == 0 or m == 0:
         return dst.copy() if dst is not None else np.zeros(shape, np_dtype)
     idx = indices.reshape(-1).astype(np.int64)
-    idx = np.where(idx < 0, idx + n, idx)  # range-checked by the API before
+    idx = np.where(idx < 0, idx + n, idx)  # range-checked above or by the caller
     skeys, order = sorted_keys(backend, idx)
     wg = candidate.workgroup_size
     plan = Plan("scatter_add.sorted")

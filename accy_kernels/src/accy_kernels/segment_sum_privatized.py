@@ -20,4 +20,5 @@ def run(backend, candidate: Candidate, values: np.ndarray, segment_ids: np.ndarr
     """Return the ``(num_segments, *values.shape[1:])`` segment sums."""
     shape = (num_segments, *values.shape[1:])
     return scatter_add_privatized.run(backend, candidate, None, segment_ids, values, 0, dtype,
-                                      index_dtype, shape=shape)
+                                      index_dtype, shape=shape,
+        range_checked=True)
