@@ -204,3 +204,43 @@ def test_gpu_jit_log_in_error(gpu):
                      {"sm": 80})
     with pytest.raises(CompileError, match="driver JIT rejected 'bogus'"):
         gpu.load(bogus)
+
+
+class _LifetimeDriver(FakeDriver):
+    """FakeDriver plus the release calls, each recorded."""
+
+    def create_stream(self) -> object:
+        return object()
+
+    def create_event(self) -> object:
+        return ["event"]
+
+    def is_event(self, obj: object) -> bool:
+        return isinstance(obj, list)
+
+    def destroy_event(self, event: object) -> None:
+        self.calls.append(("destroy_event",))
+
+    def destroy_stream(self, stream: object) -> None:
+        self.calls.append(("destroy_stream",))
+
+    def unload_module(self, module: object) -> None:
+        self.calls.append(("unload",))
+
+    def free(self, pointer: int) -> None:
+        self.calls.append(("free", pointer))
+
+
+def test_live_objects_count_what_is_not_yet_released():
+    be = CudaBackend(_LifetimeDriver())
+    zero = {"kernels": 0, "buffers": 0, "streams": 0, "events": 0}
+    assert be.live_objects() == zero
+    objs = [be.load(be.compile(axpy())), be.create_stream(), be.create_event()]
+    buf = be.allocate(256)
+    assert be.live_objects() == {"kernels": 1, "buffers": 1, "streams": 1, "events": 1}
+    for obj in objs:
+        be.destroy(obj)
+    be.free(buf)
+    assert be.live_objects() == zero
+    assert [c[0] for c in be.driver.calls[-4:]] == ["unload", "destroy_stream",
+                                                    "destroy_event", "free"]
