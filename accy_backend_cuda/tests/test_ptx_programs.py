@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import itertools
+import re
 from pathlib import Path
 
 import pytest
@@ -40,16 +41,28 @@ def _cases():
             for m in marks:
                 names = [n.strip() for n in m.args[0].split(",")] if isinstance(m.args[0], str) \
                     else list(m.args[0])
-                values = [getattr(v, "values", v) for v in m.args[1]]  # unwrap pytest.param
-                axes.append([dict(zip(names, v if len(names) > 1 else (v,), strict=True))
-                             for v in values])
-            given = {"backend"} | {n for axis in axes for d in axis[:1] for n in d}
+                axis = []
+                for v in m.args[1]:
+                    values = getattr(v, "values", v)  # unwrap pytest.param
+                    kwargs = dict(zip(names, values if len(names) > 1 else (values,), strict=True))
+                    axis.append((_label(getattr(v, "id", None), kwargs), kwargs))
+                axes.append(axis)
+            given = {"backend"} | {n for axis in axes for _, d in axis[:1] for n in d}
             if set(inspect.signature(fn).parameters) - given:
                 continue  # needs other fixtures: not a plain backend-parametrised program
             for combo in itertools.product(*axes) if axes else [()]:
-                kwargs = {k: v for d in combo for k, v in d.items()}
-                label = "-".join(str(v) for v in kwargs.values())
+                kwargs = {k: v for _, d in combo for k, v in d.items()}
+                label = "-".join(part for part, _ in combo)
                 yield pytest.param(fn, kwargs, id=f"{path.stem}::{name}" + (f"[{label}]" if label else ""))
+
+
+def _label(given_id: str | None, kwargs: dict) -> str:
+    """The test id part of one parametrize entry: its own ``id=`` where it has one, else its
+    values. Object addresses (``<lambda> at 0x7f...``) are dropped: pytest-xdist requires
+    every worker to collect the same ids, and an address differs between processes."""
+    if given_id is not None:
+        return given_id
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", "-".join(str(v) for v in kwargs.values()))
 
 
 def _fake_compile(module, backend="cpu", **_options):
@@ -80,3 +93,11 @@ def test_program_kernels_assemble(test, kwargs, monkeypatch):
 def test_report_assembled_counts():
     """Print how many kernels were assembled per SM (``pytest -s`` shows it)."""
     print("ptxas-assembled kernels:", ", ".join(f"sm_{k}: {v}" for k, v in ASSEMBLED.items()))
+
+
+def test_case_ids_are_the_same_in_every_process():
+    """pytest-xdist refuses a run whose workers collected different ids: no object address
+    (``<lambda> at 0x7f...``) may appear in one."""
+    ids = [case.id for case in _cases()]
+    assert ids and not [i for i in ids if " at 0x" in i]
+    assert any("test_every_op_on_empty_inputs[elementwise]" in i for i in ids)
