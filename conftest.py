@@ -16,6 +16,11 @@ Vulkan pipeline caches of the run, and of every ``accy`` subprocess a test start
 and never in the user's cache. Tests of caching set their own directory with
 ``monkeypatch.setenv``. ``ACCY_TEST_CACHE_DIR=/some/dir`` reuses (and keeps) a directory
 instead, e.g. to keep compiled artifacts between local runs.
+
+Under pytest-xdist (``pytest -n auto``) every worker (``PYTEST_XDIST_WORKER=gw0``, ``gw1``,
+...) is its own process with its own private cache (``ACCY_TEST_CACHE_DIR`` gets one
+sub-folder per worker) and its own Hypothesis database (``.hypothesis/<worker>``), so no two
+workers write the same cache file.
 """
 
 from __future__ import annotations
@@ -67,18 +72,38 @@ def register_test_plugins() -> list[str]:
 _CACHE_VARIABLES = ("ACCY_CACHE_DIR", "ACCY_TUNING_CACHE")
 
 
+def xdist_worker() -> str:
+    """Name of this pytest-xdist worker (``gw0``, ``gw1``, ...), or ``""`` outside a worker."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def use_private_hypothesis_database() -> None:
+    """Give this xdist worker its own Hypothesis example database (``.hypothesis/<worker>``);
+    nothing changes outside a worker. Two processes replaying and shrinking into one
+    directory database race on its files."""
+    worker = xdist_worker()
+    if not worker:
+        return
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:  # pragma: no cover - hypothesis is a declared test dependency
+        return
+    set_hypothesis_home_dir(Path.cwd() / ".hypothesis" / worker)
+
+
 def use_private_cache() -> str:
     """Point this process's (and its children's) accy caches at a private directory for the
     run; return it (idempotent)."""
     if "cache" in _STATE:
         return _STATE["cache"]  # type: ignore[return-value]
     _STATE["cache_env"] = {name: os.environ.get(name) for name in _CACHE_VARIABLES}
+    worker = xdist_worker()
     keep = os.environ.get("ACCY_TEST_CACHE_DIR", "").strip()
     if keep:
-        os.makedirs(keep, mode=0o700, exist_ok=True)
-        path = keep
+        path = os.path.join(keep, worker) if worker else keep
+        os.makedirs(path, mode=0o700, exist_ok=True)
     else:
-        path = tempfile.mkdtemp(prefix="accy-test-cache-")  # mode 0700
+        path = tempfile.mkdtemp(prefix=f"accy-test-cache-{worker or 'main'}-")  # mode 0700
         _STATE["cache_tmp"] = path
     os.environ["ACCY_CACHE_DIR"] = path
     os.environ.pop("ACCY_TUNING_CACHE", None)
@@ -102,6 +127,7 @@ def _restore_cache() -> None:
 def pytest_configure(config) -> None:  # noqa: ARG001  (pytest hook signature)
     register_test_plugins()
     use_private_cache()
+    use_private_hypothesis_database()
 
 
 # Also now, at import: pytest imports the initial conftest files (tests/conftest.py, whose

@@ -17,7 +17,9 @@ ak = pytest.importorskip("accy_kernels")
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((4000, 64)).astype(np.float32)
-pytestmark = pytest.mark.slow
+# one worker runs the whole module: the cluster (two worker processes) starts once, not once
+# per pytest-xdist worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("dask_cluster")]
 
 
 @pytest.fixture(scope="module")
