@@ -123,6 +123,10 @@ def scatter(dst: Any, indices: Any, values: Any, axis: int = 0, mode: str = "rai
     Raises:
         IndexOutOfRangeError: out-of-range index with ``mode="raise"`` (before launch).
         UnsupportedError: unsupported dtype. InputError: shapes do not broadcast.
+
+    Passes over memory: 4 with ``mode="raise"`` (the host range check over the indices, the
+    copy of ``dst``, the winner pass over the indices, the write pass over indices and
+    values), 3 otherwise; minimum 3 (the range check inside the winner pass).
     """
     dst, axis = _axis_array(as_array(dst, "scatter dst"), axis, "scatter")
     indices = as_array(indices, "scatter indices")
@@ -195,6 +199,9 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
         CapabilityError: ``variant="atomic"`` on a backend without atomic add on the dtype
             (the unset variant then runs ``sorted``, as :func:`scatter_add`), or
             ``privatized`` under a loop limit it cannot meet (as :func:`scatter_add`).
+
+    Passes over memory: 2 host passes over the ids (range, then negativity) plus the
+    :func:`scatter_add` variant's own with its range check off (atomic: 1); minimum 1.
     """
     values = as_array(values, "segment_sum values")
     ids = as_array(segment_ids, "segment_sum segment_ids")
@@ -240,6 +247,9 @@ def scan(x: Any, inclusive: bool = True, *, backend: Backend = "cpu",
 
     Raises:
         UnsupportedError: unsupported dtype.
+
+    Passes over memory: 2 (tile sums read ``x``; the tile scans read it again and write the
+    output); minimum 1 with a single-pass decoupled look-back scan (Merrill & Garland 2016).
     """
     x = as_array(x, "scan x")
     dtype = check_dtype(x, "x", ADDABLE, "scan")
@@ -258,6 +268,9 @@ def filter(x: Any, mask: Any, *, backend: Backend = "cpu", variant: str | None =
 
     Raises:
         InputError: ``mask`` shape differs or is not bool. UnsupportedError: bad dtype.
+
+    Passes over memory: 3 (the mask scanned in two passes into positions, then ``x``, the
+    mask and the positions read and the output written); minimum 1.
     """
     x = as_array(x, "filter x")
     mask = as_array(mask, "filter mask")
@@ -293,6 +306,10 @@ def sort(x: Any, descending: bool = False, *, backend: Backend = "cpu",
 
     Raises:
         UnsupportedError: unsupported dtype. InputError: not 1-D.
+
+    Passes over memory (host backends, 11-bit digits): 7 for 32-bit keys (one histogram
+    read, then 3 scatters each reading and writing the keys; 64-bit keys: 13); minimum 3
+    with an MSD split into cache-sized buckets sorted in cache (not done yet).
     """
     x, dtype = _sort_input(x, "sort")
     return call("sort", variant, backend, candidate, keys=x, values=None, dtype=dtype,
@@ -308,6 +325,9 @@ def argsort(x: Any, descending: bool = False, *, backend: Backend = "cpu",
 
     Raises:
         UnsupportedError: unsupported dtype. InputError: not 1-D.
+
+    Passes over memory: as :func:`sort`, each scatter also moving the i32 positions
+    (widened to int64 by the last); minimum 3.
     """
     x, dtype = _sort_input(x, "argsort")
     return call("argsort", variant, backend, candidate, keys=x, values=None, dtype=dtype,

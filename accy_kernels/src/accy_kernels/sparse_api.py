@@ -125,6 +125,10 @@ def spmv(A: Any, x: Any, format: str | None = None, *, backend: Any = "cpu",
         UnsupportedError: complex or other unsupported dtypes; more than 2**31 - 1 rows,
             columns or entries.
         InputError: shape mismatch, unknown format or option.
+
+    Passes over memory: CSR and COO 1 (the matrix arrays and ``x`` read, ``y`` written;
+    minimum 1); ELL/SELL 2 (a checksum of the CSR arrays to find the cached layout, then
+    the padded layout; minimum 1).
     """
     free = format is None and not options and variant is None  # the tuning cache may choose
     format = "csr" if format is None else format
