@@ -407,12 +407,19 @@ def aware(name: str, real_fn: Any) -> Any:
     return fn
 
 
+def _inplace(op: str) -> Any:
+    raise _refuse(f"in-place __i{op}__", "write z = z op v (a new array); writes into "
+                  "complex arrays are not supported")
+
+
 def _install() -> None:
     ops = {"add": add, "sub": subtract, "mul": multiply, "truediv": divide,
            "matmul": matmul, "eq": equal, "ne": not_equal}
     for dunder, fn in ops.items():
         setattr(ComplexTracer, f"__{dunder}__", lambda s, o, _f=fn: _f(s, o))
         setattr(ComplexTracer, f"__r{dunder}__", lambda s, o, _f=fn: _f(o, s))
+        # z += v writes into z in numpy (and into the caller's array): refused, not rebound
+        setattr(ComplexTracer, f"__i{dunder}__", lambda s, o, _d=dunder: _inplace(_d))
     ComplexTracer.__neg__ = negative  # type: ignore[assignment]
     ComplexTracer.__pos__ = lambda self: self  # type: ignore[assignment]
     ComplexTracer.__abs__ = absolute  # type: ignore[assignment]

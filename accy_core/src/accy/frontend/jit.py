@@ -186,7 +186,8 @@ class Jitted:
                 out = last.executable.call_fast(args)
                 if out is not None:
                     return out[0] if last.out_tree == _LEAF else unflatten(last.out_tree, out)
-            if all(type(a) is np.ndarray for a in args):
+            if all(type(a) is np.ndarray and a.dtype.kind != "c" for a in args):  # complex:
+                # two leaves per argument (tree.flatten), not the fast path's one
                 fast_key = tuple((a.dtype, a.shape) for a in args)
                 entry = self._fast.get(fast_key)
                 if entry is not None:
