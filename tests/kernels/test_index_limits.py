@@ -116,3 +116,99 @@ def test_family_sizes_past_32_bits_refused():
         ak.scan(huge(1, np.int32, 2**31))
     with pytest.raises(UnsupportedError):
         ak.random.uniform((2**31,), 1)
+
+
+@pytest.mark.parametrize("probe", [_scan_tile_probe, _sort_tile_probe])
+def test_compiled_last_tile_end_near_2_31(backend, probe):
+    """The same tile ends through each backend's compiled index arithmetic (not only the
+    interpreter): a small output buffer, a logical size of 2**31 - 1 elements."""
+    kernel, scalars = probe()
+    got = {}
+    for n, chunk in [(BIG, 2**30 + 1), (BIG, 2**31 - 2)]:
+        tiles = -(-n // chunk)
+        plan = Plan("tile_probe")
+        out = plan.output("i32", tiles)
+        values = scalars(n, chunk, tiles)
+        plan.launch(kernel, tiles, [out], [(s.dtype, v) for s, v in zip(kernel.scalars, values,
+                                                                         strict=True)])
+        (got[n, chunk],) = plan.run(backend)
+        assert got[n, chunk].tolist() == [min((t + 1) * chunk, n) for t in range(tiles)]
+
+
+_S, _I = np.ones(4, np.float32), np.zeros(4, np.int64)
+_DIRECT_CALLS = {  # family direct calls on logical 2**31-element inputs (stride-0 views)
+    "sort": lambda be: ak.sort(huge(1.0, np.float32, 2**31), backend=be),
+    "argsort": lambda be: ak.argsort(huge(1.0, np.float32, 2**31), backend=be),
+    "sort_pairs": lambda be: ak.sort_pairs(huge(1, np.int32, 2**31),
+                                           huge(1.0, np.float32, 2**31), backend=be),
+    "filter": lambda be: ak.filter(huge(1.0, np.float32, 2**31), huge(True, np.bool_, 2**31),
+                                   backend=be),
+    "gather-src": lambda be: ak.gather(huge(1.0, np.float32, 2**31), _I, backend=be),
+    "gather-indices": lambda be: ak.gather(_S, huge(0, np.int64, 2**31), backend=be),
+    "scatter": lambda be: ak.scatter(_S, huge(0, np.int64, 2**31), 1.0, backend=be),
+    "scatter_add": lambda be: ak.scatter_add(_S, huge(0, np.int64, 2**31),
+                                             huge(1.0, np.float32, 2**31), backend=be),
+    "segment_sum": lambda be: ak.segment_sum(huge(1.0, np.float32, 2**31),
+                                             huge(0, np.int64, 2**31), 4, backend=be),
+    "matmul": lambda be: ak.matmul(huge(1.0, np.float32, 2**32).reshape(2**16, 2**16),
+                                   np.ones((2**16, 2), np.float32), backend=be),
+    "matmul-result": lambda be: ak.matmul(huge(1.0, np.float32, 2**16).reshape(2**16, 1),
+                                          huge(1.0, np.float32, 2**16).reshape(1, 2**16),
+                                          backend=be),
+    "random.integers": lambda be: ak.random.integers((2**31,), 1, 0, 10, backend=be),
+}
+
+
+@pytest.mark.parametrize("call", list(_DIRECT_CALLS), ids=list(_DIRECT_CALLS))
+def test_family_direct_calls_past_32_bits_refused_from_the_shapes(backend, call):
+    """Refused with an accy error from the shapes alone: before reading the indices (a
+    range check over 2**31 indices took 30 s) or copying (scatter, scatter_add and matmul
+    tried to allocate 8-16 GiB and raised numpy's MemoryError)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(UnsupportedError, match="2\\*\\*31|2147483647"):
+            _DIRECT_CALLS[call](backend)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{call} allocated {peak} bytes before refusing"
+
+
+def _program(dtype: str, shape: tuple[int, ...], body):
+    from accy.ir import Builder
+
+    b = Builder()
+    fb = b.begin_function("f", params=[b.tensor(dtype, shape)])
+    fb.return_(body(fb, fb.param(0)))
+    fb.finish()
+    return b.finish()
+
+
+@pytest.mark.parametrize("case", ["map", "reduce", "sort", "matmul", "reshape-of-big"])
+def test_programs_past_32_bit_indexing_refused_at_compile(backend, case):
+    """Abstract shapes in the IR: a program whose kernels would index more than 2**31 - 1
+    elements is refused by compile (nothing allocated, nothing launched). The matmul case
+    compiled on OpenCL and Vulkan (the tiled contraction launches few work-items)."""
+    import accy
+
+    n = 2**31
+    module = {
+        "map": lambda: _program("f32", (n,), lambda fb, x: fb.exp(x)),
+        "reduce": lambda: _program("f32", (2, 2**30), lambda fb, x: fb.reduce_sum(x)),
+        "sort": lambda: _program("i32", (n,), lambda fb, x: fb.sort(x)),
+        "matmul": lambda: _program("f32", (2**16, 2**15 + 1),
+                                   lambda fb, x: fb.matmul(x, fb.transpose(x, (1, 0)))),
+        "reshape-of-big": lambda: _program("bool", (2**16, 2**15 + 3), lambda fb, x: fb.reshape(
+            fb.select(x, False, True), ((2**15 + 3) * 2**16,))),
+    }[case]()
+    with pytest.raises(UnsupportedError, match="2\\*\\*31|32-bit"):
+        accy.compile(module, backend)
+
+
+def test_a_program_of_2_31_minus_1_elements_compiles(backend):
+    """The accepted side of the boundary (compile only: running it needs 8 GiB)."""
+    import accy
+
+    accy.compile(_program("f32", (BIG,), lambda fb, x: fb.exp(x)), backend)

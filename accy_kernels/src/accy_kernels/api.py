@@ -81,11 +81,18 @@ def gather(src: Any, indices: Any, axis: int = 0, mode: str = "raise", *,
     indices = as_array(indices, "gather indices")
     dtype = check_dtype(src, "src", VALUE_DTYPES, "gather")
     mode = check_mode(mode, "gather")
+    out_size = math.prod(src.shape[:axis]) * indices.size * math.prod(src.shape[axis + 1:])
+    _check_size(max(out_size, src.size, indices.size), "gather")  # before reading indices
     idt = check_indices(indices, src.shape[axis], "gather", mode, check_range=False)
-    out_size = src.size // max(src.shape[axis], 1) * indices.size
-    _check_size(max(out_size, src.size), "gather")
     return call("gather", variant, backend, candidate, src=src, indices=indices, axis=axis,
                 mode=mode, dtype=dtype, index_dtype=idt)
+
+
+def _scattered_size(dst: np.ndarray, indices: np.ndarray, axis: int) -> int:
+    """Elements the kernels index for a scatter: ``dst``, the indices and the values
+    (``dst.shape[:axis] + indices.shape + dst.shape[axis+1:]``), from the shapes alone."""
+    values = math.prod(dst.shape[:axis]) * indices.size * math.prod(dst.shape[axis + 1:])
+    return max(dst.size, indices.size, values)
 
 
 def _broadcast_values(values: Any, dst: np.ndarray, indices: np.ndarray, axis: int,
@@ -132,9 +139,9 @@ def scatter(dst: Any, indices: Any, values: Any, axis: int = 0, mode: str = "rai
     indices = as_array(indices, "scatter indices")
     dtype = check_dtype(dst, "dst", VALUE_DTYPES, "scatter")
     mode = check_mode(mode, "scatter")
+    _check_size(_scattered_size(dst, indices, axis), "scatter")  # before reading or copying
     idt = check_indices(indices, dst.shape[axis], "scatter", mode)
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter")
-    _check_size(max(dst.size, vals.size), "scatter")
     return call("scatter", variant, backend, candidate, dst=dst, indices=indices, values=vals,
                 axis=axis, mode=mode, dtype=dtype, index_dtype=idt)
 
@@ -171,9 +178,9 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
     dst, axis = _axis_array(as_array(dst, "scatter_add dst"), axis, "scatter_add")
     indices = as_array(indices, "scatter_add indices")
     dtype = check_dtype(dst, "dst", ADDABLE, "scatter_add")
+    _check_size(_scattered_size(dst, indices, axis), "scatter_add")  # before any copy
     idt = check_indices(indices, dst.shape[axis], "scatter_add", "raise", check_range=False)
     vals = _broadcast_values(values, dst, indices, axis, dtype, "scatter_add")
-    _check_size(max(dst.size, vals.size), "scatter_add")
     heuristic = _atomic_variant("scatter_add", variant, dtype, backend, dst.size, vals.size)
     return call("scatter_add", variant, backend, candidate, default_variant=heuristic,
                 dst=dst, indices=indices,
@@ -218,14 +225,13 @@ def segment_sum(values: Any, segment_ids: Any, num_segments: int, *,
                          f"{type(num_segments).__name__} {num_segments!r}") from None
     if num_segments < 0:
         raise InputError(f"segment_sum: num_segments must be >= 0, got {num_segments}")
-    _check_size(num_segments * math.prod(values.shape[1:]), "segment_sum")
+    _check_size(max(num_segments * math.prod(values.shape[1:]), values.size), "segment_sum")
     idt = check_indices(ids, num_segments, "segment_sum", "raise")
     if ids.size and int(ids.min()) < 0:
         pos = int(np.argmax(ids < 0))
         raise IndexOutOfRangeError(
             f"segment_sum: segment id {int(ids[pos])} at position {pos} is negative; ids must "
             f"be in [0, {num_segments})", pos, int(ids[pos]), num_segments)
-    _check_size(values.size, "segment_sum")
     heuristic = _atomic_variant("segment_sum", variant, dtype, backend,
                                 num_segments * (values.size // max(1, len(values))),
                                 values.size)

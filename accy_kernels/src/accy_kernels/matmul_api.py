@@ -30,6 +30,12 @@ def _as3(x: np.ndarray, name: str, vector_axis: int) -> np.ndarray:
     return x
 
 
+def _too_big() -> UnsupportedError:
+    return UnsupportedError("matmul: more than 2**31-1 elements in one operand or the "
+                            "result (32-bit index arithmetic); split the product",
+                            feature="size")
+
+
 def problem_of(a: np.ndarray, b: np.ndarray) -> tuple[MatmulProblem, np.ndarray, np.ndarray,
                                                       tuple[int, ...]]:
     """``(problem, a base, b base, result shape)`` of ``numpy.matmul(a, b)`` for 1-3-D
@@ -42,6 +48,8 @@ def problem_of(a: np.ndarray, b: np.ndarray) -> tuple[MatmulProblem, np.ndarray,
     if dt not in DTYPES:
         raise UnsupportedError(f"matmul: dtype {dt} is not supported; use float32, float64 "
                                "or int32", feature=f"dtype {dt}")
+    if max(a.size, b.size) > MAX_ELEMS:  # refused from the shapes, before any copy
+        raise _too_big()
     a3, b3 = _as3(a.astype(dt, copy=False), "a", 0), _as3(b.astype(dt, copy=False), "b", 1)
     if a3.shape[2] != b3.shape[1]:
         raise InputError(f"matmul: contracted sizes differ: a {list(a.shape)} and b "
@@ -50,13 +58,14 @@ def problem_of(a: np.ndarray, b: np.ndarray) -> tuple[MatmulProblem, np.ndarray,
         raise InputError(f"matmul: batch sizes differ: a {list(a.shape)} and b "
                          f"{list(b.shape)}")
     batch, m, k, n = max(a3.shape[0], b3.shape[0]), a3.shape[1], a3.shape[2], b3.shape[2]
+    if batch * m * n > MAX_ELEMS:  # before operand_view may copy an operand
+        raise _too_big()
     abase, ast, aoff = operand_view(a3)
     bbase, bst, boff = operand_view(b3)
     ast = (0 if a3.shape[0] == 1 else ast[0], ast[1], ast[2])
     bst = (0 if b3.shape[0] == 1 else bst[0], bst[1], bst[2])
-    if max(batch * m * n, abase.size, bbase.size) > MAX_ELEMS:
-        raise UnsupportedError("matmul: more than 2**31-1 elements in one operand or the "
-                               "result; split the product", feature="size")
+    if max(abase.size, bbase.size) > MAX_ELEMS:
+        raise _too_big()
     shape: tuple[int, ...] = (batch, m, n)
     if a.ndim < 3 and b.ndim < 3:
         shape = shape[1:]

@@ -138,10 +138,23 @@ def _contract_plan(region: Operation, target: Any,
     return plan
 
 
+def _check_sizes(region: Operation) -> None:
+    """Refuse a library region with an operand or result the families' 32-bit index
+    arithmetic cannot index (more than 2**31 - 1 elements), from the types alone: the
+    family plans may not notice (a tiled matmul launches few work-items per element)."""
+    from accy.passes.kernel_exprs import check_size
+
+    for i, v in enumerate(region.regions[0].block.args):
+        check_size(v.type.num_elements, f"'{region.name}' operand #{i} {v.type}")
+    for v in region.results:
+        check_size(v.type.num_elements, f"'{region.name}' result {v.type}")
+
+
 def _plan(region: Operation, target: Any, scratch: tuple[int, ...] | None) -> LibraryPlan:
     from accy.families.family import resolve
     from accy.families.registry import get_family
 
+    _check_sizes(region)
     if region.attrs.get("kind") == "contract":
         return _contract_plan(region, target, scratch)
     call = _call_op(region)
