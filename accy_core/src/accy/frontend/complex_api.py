@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError
+from accy.errors import InputError, UnsupportedError
 from accy.frontend import linalg_api, numpy_api, shape_api
 from accy.frontend.intmath_api import arctan2
 from accy.frontend.numpy_api import value_of, wrap
@@ -51,6 +51,9 @@ def is_complex(x: Any) -> bool:
 
 
 def _float_of(cdt: Any) -> type:
+    if np.dtype(cdt) not in (np.complex64, np.complex128):
+        raise InputError(f"{np.dtype(cdt)} is not supported (only complex64 and complex128): "
+                         "cast with .astype(np.complex128)")
     return np.float32 if np.dtype(cdt) == np.complex64 else np.float64
 
 

@@ -61,6 +61,9 @@ def _complex_parts(x: Any) -> tuple[Any, Any] | None:
     if isinstance(x, ComplexTracer):
         return x.re, x.im
     if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        if x.dtype not in (np.complex64, np.complex128):
+            raise InputError(f"{x.dtype} arrays are not supported (only complex64 and "
+                             "complex128): pass x.astype(np.complex128)")
         f = np.float32 if x.dtype == np.complex64 else np.float64
         return np.ascontiguousarray(x.real, f), np.ascontiguousarray(x.imag, f)
     return None
