@@ -18,7 +18,10 @@ LLVM, loading and the run itself.
 - **transformer**: ``accy.compile`` + first call of the ``transformer_block`` workload
   (16×32, 25 kernels), empty cache.
 
-Prints one line per case: seconds, and the ratio to numba's first call where there is one.
+Prints one line per case: wall seconds of the timed region, the CPU seconds of the calling
+process over the timed region ( the codegen worker's CPU is not counted: a loaded
+machine stretches the wall clock much more than CPU time), and the ratio to numba's first
+call where there is one.
 """
 
 from __future__ import annotations
@@ -100,7 +103,9 @@ extra = {"kernels": exe.kernel_count}
 CASES["warm"] = CASES["cold"]
 
 PRELUDE = "import json, time, numpy\nextra = {}\n"
-EPILOGUE = "\nprint(json.dumps({'s': dt, **extra}))\n"
+START_CPU = "c0 = time.process_time()"
+STOP_CPU = "cpu = time.process_time() - c0"
+EPILOGUE = "\nprint(json.dumps({'s': dt, 'cpu': cpu, **extra}))\n"
 
 
 def run_case(name: str, cache: str, backend: str, steps: int, pyc: str) -> dict:
@@ -108,8 +113,12 @@ def run_case(name: str, cache: str, backend: str, steps: int, pyc: str) -> dict:
     JSON line (``s``: seconds of the timed region). Byte code is cached under ``pyc``
     (``PYTHONPYCACHEPREFIX``) as in an ordinary install, even where the environment sets
     ``PYTHONDONTWRITEBYTECODE``."""
-    code = (PRELUDE + f"BACKEND = {backend!r}\nSTEPS = {steps}\nCHAIN = {CHAIN!r}\n"
-            + textwrap.dedent(CASES[name]) + EPILOGUE)
+    case = textwrap.dedent(CASES[name])
+    case = case.replace("t0 = time.perf_counter()", f"t0 = time.perf_counter(); {START_CPU}")
+    stop = "dt = time.perf_counter() - t0"
+    case = case.replace(stop, f"{stop}; {STOP_CPU}")
+    setup = f"BACKEND = {backend!r}\nSTEPS = {steps}\nCHAIN = {CHAIN!r}\n"
+    code = PRELUDE + setup + case + EPILOGUE
     env = dict(os.environ, ACCY_CACHE_DIR=cache, PYTHONPYCACHEPREFIX=pyc)
     for var in ("ACCY_DISABLE_DISK_CACHE", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
@@ -145,18 +154,18 @@ def main() -> None:
             cache = chain_cache if name in ("cold", "warm") else os.path.join(root, name)
             results[name] = run_case(name, cache, args.backend, args.steps, pyc)
     numba_s = results.get("numba", {}).get("s")
-    print(f"{'case':<12} {'seconds':>9}  notes")
+    print(f"{'case':<12} {'seconds':>9} {'cpu s':>7}  notes")
     for name in order:
         r = results.get(name)
         if r is None:
             continue
         if "error" in r:
-            print(f"{name:<12} {'-':>9}  {r['error']}")
+            print(f"{name:<12} {'-':>9} {'-':>7}  {r['error']}")
             continue
-        notes = " ".join(f"{k}={v}" for k, v in r.items() if k != "s")
+        notes = " ".join(f"{k}={v}" for k, v in r.items() if k not in ("s", "cpu"))
         if name in ("cold", "warm") and numba_s:
             notes += f" accy/numba-first={r['s'] / numba_s:.2f}"
-        print(f"{name:<12} {r['s']:9.4f}  {notes}")
+        print(f"{name:<12} {r['s']:9.4f} {r['cpu']:7.3f}  {notes}")
 
 
 if __name__ == "__main__":

@@ -187,7 +187,6 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
         CapabilityError / OutOfResources: the backend cannot run some op or dtype.
         CodegenError / CompileError: code generation failed (a bug: please report).
     """
-    from accy.passes import PassContext, run_stages
     from accy.plugins import open_backend
     from accy.runtime.graph import graph_from_function
     from accy.runtime.pipeline_cache import load_graph, pipeline_key, store_graph
@@ -217,6 +216,8 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     stats: dict[str, int] = {}
 
     def stages(snapshots: bool = True) -> list[Any]:
+        from accy.passes import PassContext, run_stages  # not needed on a pipeline-cache hit
+
         ctx = PassContext(target_profile=be.target_profile(), backend=backend)
         _launch_options(ctx, caps.device_fingerprint, launch, tuning)
         return run_stages(module, ctx, until="target", verify_each=verify_each,
