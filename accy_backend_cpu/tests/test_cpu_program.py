@@ -68,18 +68,3 @@ def test_compiled_module_shares_one_engine():
     got_a, got_s = exe(x)
     np.testing.assert_allclose(got_s, (2 * x).sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(got_a, np.exp(x) + 1, rtol=1e-5)
-
-
-def test_program_split_over_workers_loads_as_one_engine(cpu, monkeypatch):
-    from accy_backend_cpu import backend as cpu_backend
-
-    monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "2")
-    monkeypatch.setattr(cpu_backend, "_SPLIT_MIN_CHARS", 0)
-    kernels = [add_kernel("a", 1.0), add_kernel("b", 2.0), add_kernel("c", 3.0)]
-    art = cpu.compile_program(kernels, name="split")
-    assert len(art.metadata["objects"]) == 2 and sum(art.metadata["objects"]) == len(art.data)
-    loaded = cpu.load_program(art)
-    assert len({id(lk.engine) for lk in loaded.values()}) == 1
-    x = np.arange(40, dtype=np.float32)
-    for name, plus in (("a", 1), ("b", 2), ("c", 3)):
-        np.testing.assert_array_equal(run(cpu, loaded[name], x), x + plus)

@@ -29,7 +29,6 @@ def test_defaults():
     assert config.cuda_device() == 0
     assert config.opencl_device() is None
     assert config.codegen_in_process() is False
-    assert config.codegen_workers() == max(1, min(4, os.cpu_count() or 1))
 
 
 def test_values_are_read_at_call_time(monkeypatch, tmp_path):
@@ -73,7 +72,6 @@ def test_bad_boolean_names_variable_expected_and_got(monkeypatch):
 
 @pytest.mark.parametrize("name, accessor, bad, minimum", [
     ("ACCY_NUM_THREADS", config.num_threads, "0", 1),
-    ("ACCY_CODEGEN_WORKERS", config.codegen_workers, "0", 1),
     ("ACCY_NUM_THREADS", config.num_threads, "four", 1),
     ("ACCY_VULKAN_DEVICE", config.vulkan_device, "-1", 0),
     ("ACCY_CUDA_DEVICE", config.cuda_device, "gpu0", 0),

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.codegen import compile_llvm, emit_llvm_ir, emit_llvm_module, start_worker
-from accy.codegen.worker import compile_llvm_many, max_workers
 from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
@@ -73,27 +72,6 @@ class LoadedKernel:
     engine: Any
     function: Any
     metadata: dict[str, Any]
-
-
-#: a program whose kernel IR text is shorter than this compiles as one module: a second
-#: worker process costs more to start than LLVM spends on it
-_SPLIT_MIN_CHARS = 3000
-
-
-def _split(kernels: list[tuple[Kernel, int]], parts: int) -> list[list[Kernel]]:
-    """Kernels (with their text sizes) in up to ``parts`` groups of about equal size
-    (largest first onto the lightest group); one group when small or ``parts`` is 1."""
-    total = sum(size for _, size in kernels)
-    parts = min(parts, len(kernels))
-    if parts <= 1 or total < _SPLIT_MIN_CHARS:
-        return [[k for k, _ in kernels]]
-    groups: list[list[Kernel]] = [[] for _ in range(parts)]
-    loads = [0] * parts
-    for kernel, size in sorted(kernels, key=lambda ks: -ks[1]):
-        i = loads.index(min(loads))
-        groups[i].append(kernel)
-        loads[i] += size
-    return [g for g in groups if g]
 
 
 class _Handle:
@@ -219,11 +197,8 @@ class CpuBackend:
         One LLVM module holds every kernel, so the program costs one codegen round trip and
         one target-machine set-up, and :meth:`load_program` one JIT engine. Kernels equal up
         to their name (a Python loop unrolled at trace time repeats the same kernel) share
-        one function. A program of several large kernels is split into up to
-        ``max_workers()`` modules of about equal size (by kernel IR text, largest first)
-        that worker processes compile in parallel; the artifact holds their objects one
-        after the other. Metadata: ``kernels`` (name → per-kernel metadata, as
-        :meth:`compile`), ``entries`` (name → symbol) and ``objects`` (each object's bytes).
+        one function. Metadata: ``kernels`` (name → per-kernel metadata, as :meth:`compile`)
+        and ``entries`` (name → symbol).
 
         Raises:
             VerifyError: an invalid kernel, or two kernels of the same name.
@@ -231,7 +206,7 @@ class CpuBackend:
             CodegenError: LLVM rejected the IR or crashed (worker process).
         """
         noalias = bool(dict(options or {}).get("noalias", True))
-        unique: dict[str, tuple[Kernel, int]] = {}
+        unique: dict[str, Kernel] = {}
         entries: dict[str, str] = {}
         metas: dict[str, dict[str, Any]] = {}
         for kernel in kernels:
@@ -243,23 +218,19 @@ class CpuBackend:
             if head != f"kernel {kernel.name}":  # not the expected layout: never merge it
                 rest = text
             shape = hashlib.sha256(rest.encode()).hexdigest()
-            entries[kernel.name] = unique.setdefault(shape, (kernel, len(text)))[0].name
+            entries[kernel.name] = unique.setdefault(shape, kernel).name
             fingerprint = hashlib.sha256(text.encode()).hexdigest()
             metas[kernel.name] = self._metadata(kernel, noalias, fingerprint)
-        requests = [
-            self.target.request(link_vecmath(emit_llvm_module(
-                part, self.target, noalias=noalias, module_name=f"{name}.{i}")), ("obj",))
-            for i, part in enumerate(_split(list(unique.values()), max_workers()))
-        ]
-        objects = [out["obj"] for out in compile_llvm_many(requests)]
+        text = emit_llvm_module(list(unique.values()), self.target, noalias=noalias,
+                                module_name=name)
+        data = compile_llvm(self.target.request(link_vecmath(text), ("obj",)))["obj"]
         return Artifact(
             backend="cpu",
             kernel_name=name,
             format="obj",
-            data=b"".join(objects),
+            data=data,
             entry="",
             metadata={"program": True, "kernels": metas, "entries": entries,
-                      "objects": [len(o) for o in objects],
                       "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()},
         )
 
@@ -294,10 +265,8 @@ class CpuBackend:
                 f"another CPU or LLVM ({artifact.metadata.get('cpu')}); recompile"
             )
 
-    def _engine(self, data: bytes, entries: Sequence[str],
-                sizes: Sequence[int] | None = None) -> tuple[Any, dict[str, int]]:
-        """A fresh MCJIT engine holding the objects of ``data`` (one after the other, of
-        ``sizes`` bytes; default one object); the address of each entry."""
+    def _engine(self, data: bytes, entries: Sequence[str]) -> tuple[Any, dict[str, int]]:
+        """A fresh MCJIT engine holding object ``data``; the address of each entry."""
         import llvmlite.binding as llvm
 
         with self._jit_lock:
@@ -305,10 +274,7 @@ class CpuBackend:
                 cpu=self.target.cpu, features=self.target.features, jit=True
             )
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            start = 0
-            for size in sizes if sizes is not None else [len(data)]:
-                engine.add_object_file(llvm.ObjectFileRef.from_data(data[start : start + size]))
-                start += size
+            engine.add_object_file(llvm.ObjectFileRef.from_data(data))
             engine.finalize_object()
             addresses = {e: engine.get_function_address(e) for e in entries}
         for entry, address in addresses.items():
@@ -341,11 +307,7 @@ class CpuBackend:
         if not meta.get("program"):
             raise LaunchError(f"cpu load_program: {artifact.kernel_name!r} is not a program")
         entries: dict[str, str] = meta["entries"]
-        sizes = meta.get("objects", [len(artifact.data)])
-        if sum(sizes) != len(artifact.data):
-            raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: object sizes "
-                              f"{sizes} do not add up to {len(artifact.data)} bytes")
-        engine, addresses = self._engine(artifact.data, sorted(set(entries.values())), sizes)
+        engine, addresses = self._engine(artifact.data, sorted(set(entries.values())))
         functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
         out = {}
         for name, kmeta in meta["kernels"].items():

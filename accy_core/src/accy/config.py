@@ -24,8 +24,6 @@ variable                          type      meaning (default)
 ``ACCY_OPENCL_DEVICE``            int|str   OpenCL device index or name substring
                                             (first usable GPU, else accelerator, else CPU)
 ``ACCY_CODEGEN_IN_PROCESS``       bool      run LLVM in this process, not a worker (false)
-``ACCY_CODEGEN_WORKERS``          int ≥ 1   worker processes compiling one program's
-                                            modules in parallel (CPUs, at most 4)
 ``ACCY_TUNING_CACHE``             path      tuning cache file
                                             (``$ACCY_CACHE_DIR/tuning/tuning.json``)
 ================================  ========  ==============================================
@@ -50,7 +48,6 @@ __all__ = [
     "cache_dir",
     "cache_max_bytes",
     "codegen_in_process",
-    "codegen_workers",
     "cuda_device",
     "disk_cache_disabled",
     "num_threads",
@@ -95,8 +92,6 @@ VARIABLES: tuple[Variable, ...] = (
         "ACCY_OPENCL_DEVICE", "int|str", "first suitable", "OpenCL device index or name substring"
     ),
     Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
-    Variable("ACCY_CODEGEN_WORKERS", "int", "min(4, os.cpu_count())",
-             "codegen worker processes for one program"),
     Variable("ACCY_TUNING_CACHE", "path", "<cache dir>/tuning/tuning.json", "tuning cache file"),
 )
 
@@ -304,14 +299,3 @@ def codegen_in_process() -> bool:
         InputError: the value is not a boolean.
     """
     return _bool("ACCY_CODEGEN_IN_PROCESS", False)
-
-
-def codegen_workers() -> int:
-    """Return ``ACCY_CODEGEN_WORKERS``: how many codegen worker processes may compile the
-    modules of one program in parallel (default: the number of CPUs, at most 4).
-
-    Raises:
-        InputError: the value is not an integer >= 1.
-    """
-    value = _int("ACCY_CODEGEN_WORKERS", 1)
-    return value if value is not None else max(1, min(4, os.cpu_count() or 1))

@@ -6,7 +6,6 @@ llvmlite is built with assertions: an LLVM bug aborts the whole process (``LLVM 
 little-endian length prefix. If the child dies, the call raises
 :class:`~accy.errors.CodegenError` with the tail of the child's stderr and the next call
 starts a fresh child. One lock serialises callers, so threads share the worker safely.
-:func:`compile_llvm_many` compiles independent modules at once, one worker process each.
 
 ``ACCY_CODEGEN_IN_PROCESS=1`` compiles in the calling process instead (faster start, no
 protection; ``llvm.set_option`` strings then apply to the whole process).
@@ -33,8 +32,7 @@ from typing import IO, Any
 
 from accy.errors import CodegenError
 
-__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "compile_llvm_many", "max_workers",
-           "shutdown_worker", "start_worker"]
+__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "shutdown_worker", "start_worker"]
 
 OUTPUT_KINDS = frozenset({"obj", "asm", "ptx", "spirv-obj", "llvm-opt", "llvm"})
 _PIPELINES = ("default", "light", "none")
@@ -314,95 +312,31 @@ class _Worker:
         self.stderr.close()
 
 
-class _Slot:
-    """One worker process and the lock that serialises the calls sent to it."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.worker: _Worker | None = None
-
-    def ensure(self) -> _Worker:
-        """The running worker, started if needed (call with ``lock`` held)."""
-        if self.worker is None or self.worker.proc.poll() is not None:
-            self.worker = _Worker()
-        return self.worker
-
-    def stop(self) -> None:
-        with self.lock:
-            if self.worker is not None:
-                self.worker.close()
-                self.worker = None
-
-    def call(self, request: CodegenRequest) -> dict[str, bytes]:
-        with self.lock:
-            w = self.ensure()
-            try:
-                assert w.proc.stdin is not None and w.proc.stdout is not None
-                _write_message(w.proc.stdin, asdict(request))
-                reply = _read_message(w.proc.stdout)
-            except (BrokenPipeError, OSError):
-                reply = None
-            if reply is None:
-                w.proc.wait()
-                tail = w.stderr_tail()
-                code = w.proc.returncode
-                w.close()
-                self.worker = None
-                raise CodegenError(
-                    f"codegen worker died (exit code {code}) while compiling for "
-                    f"{request.triple!r}; LLVM said:\n{tail or '(no output)'}",
-                    llvm_message=tail,
-                    ir_excerpt=request.ir[:2000],
-                    crashed=True,
-                )
-        assert isinstance(reply, dict)
-        if not reply["ok"]:
-            raise reply["error"]
-        return reply["outputs"]
-
-
-_slots_lock = threading.Lock()
-_slots: list[_Slot] = [_Slot()]
-
-
-def _slot(i: int) -> _Slot:
-    with _slots_lock:
-        while len(_slots) <= i:
-            _slots.append(_Slot())
-        return _slots[i]
-
-
-def max_workers() -> int:
-    """How many worker processes :func:`compile_llvm_many` may use: ``ACCY_CODEGEN_WORKERS``,
-    default the number of CPUs, at most 4 (1 when compiling in-process)."""
-    from accy import config
-
-    if config.codegen_in_process():
-        return 1
-    return config.codegen_workers()
+_lock = threading.Lock()
+_worker: _Worker | None = None
 
 
 def shutdown_worker() -> None:
-    """Stop every worker process that is running (the next compile starts a new one)."""
-    with _slots_lock:
-        slots = list(_slots)
-    for slot in slots:
-        slot.stop()
+    """Stop the worker process if one is running (the next compile starts a new one)."""
+    global _worker
+    with _lock:
+        if _worker is not None:
+            _worker.close()
+            _worker = None
 
 
-def start_worker(count: int = 1) -> None:
-    """Start ``count`` worker processes now, without waiting for them (no-op for those
-    running, or when compilation is in-process): a worker's start-up (~0.1-0.3 s: Python
-    and LLVM) then overlaps the caller's tracing and passes instead of delaying the first
-    compile."""
+def start_worker() -> None:
+    """Start the worker process now, without waiting for it (no-op when one is running or
+    compilation is in-process): its start-up (~0.1-0.3 s: Python and LLVM) then overlaps
+    the caller's tracing and passes instead of delaying the first compile."""
+    global _worker
     from accy import config
 
     if config.codegen_in_process():
         return
-    for i in range(count):
-        slot = _slot(i)
-        with slot.lock:
-            slot.ensure()
+    with _lock:
+        if _worker is None or _worker.proc.poll() is not None:
+            _worker = _Worker()
 
 
 atexit.register(shutdown_worker)  # no orphaned worker (or ResourceWarning) at interpreter exit
@@ -418,42 +352,38 @@ def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
         CodegenError: LLVM rejected the IR (message, LLVM text and an IR excerpt), or the
             worker died (its last stderr lines, e.g. ``LLVM ERROR: ...``).
     """
+    global _worker
     from accy import config
 
     if config.codegen_in_process():
         return compile_here(request)
-    return _slot(0).call(request)
-
-
-def compile_llvm_many(requests: list[CodegenRequest]) -> list[dict[str, bytes]]:
-    """Compile independent ``requests`` at once, one worker process per request (up to
-    :func:`max_workers`; in-process: one after the other); results in request order.
-
-    Raises:
-        CodegenError: as :func:`compile_llvm`, for the first request (in order) that failed.
-    """
-    n = min(len(requests), max_workers())
-    if n <= 1:
-        return [compile_llvm(r) for r in requests]
-    results: list[Any] = [None] * len(requests)
-
-    def work(slot: int) -> None:
-        for i in range(slot, len(requests), n):
-            try:
-                results[i] = _slot(slot).call(requests[i])
-            except CodegenError as e:
-                results[i] = e
-
-    threads = [threading.Thread(target=work, args=(s,), daemon=True) for s in range(1, n)]
-    for t in threads:
-        t.start()
-    work(0)
-    for t in threads:
-        t.join()
-    for r in results:
-        if isinstance(r, CodegenError):
-            raise r
-    return results
+    with _lock:
+        if _worker is None or _worker.proc.poll() is not None:
+            _worker = _Worker()
+        w = _worker
+        try:
+            assert w.proc.stdin is not None and w.proc.stdout is not None
+            _write_message(w.proc.stdin, asdict(request))
+            reply = _read_message(w.proc.stdout)
+        except (BrokenPipeError, OSError):
+            reply = None
+        if reply is None:
+            w.proc.wait()
+            tail = w.stderr_tail()
+            code = w.proc.returncode
+            w.close()
+            _worker = None
+            raise CodegenError(
+                f"codegen worker died (exit code {code}) while compiling for "
+                f"{request.triple!r}; LLVM said:\n{tail or '(no output)'}",
+                llvm_message=tail,
+                ir_excerpt=request.ir[:2000],
+                crashed=True,
+            )
+    assert isinstance(reply, dict)
+    if not reply["ok"]:
+        raise reply["error"]
+    return reply["outputs"]
 
 
 if __name__ == "__main__":
