@@ -379,17 +379,10 @@ class CpuBackend:
             LaunchError: buffer/scalar count or dtype mismatch, wrong work-group size, or the
                 same buffer passed twice to a ``noalias`` kernel.
         """
-        meta = loaded.metadata
-        name = loaded.artifact.kernel_name
-        if loaded.function is None:
-            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
+        name, meta = _live_kernel(loaded)
         pointers = self._pointers(name, meta, buffers)
         slots = self._scalars(name, meta, scalars)
-        if geometry.workgroup_size != meta["workgroup_size"]:
-            raise LaunchError(
-                f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
-                f"differs from the kernel's {meta['workgroup_size']}"
-            )
+        _check_workgroup(name, meta, geometry)
         groups = int(geometry.groups)
         if groups <= 0:
             return
@@ -413,16 +406,9 @@ class CpuBackend:
         Raises:
             LaunchError: scalar count or dtype mismatch, or the wrong work-group size.
         """
-        meta = loaded.metadata
-        name = loaded.artifact.kernel_name
-        if loaded.function is None:
-            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
+        name, meta = _live_kernel(loaded)
         slots = self._scalars(name, meta, scalars)
-        if geometry.workgroup_size != meta["workgroup_size"]:
-            raise LaunchError(
-                f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
-                f"differs from the kernel's {meta['workgroup_size']}"
-            )
+        _check_workgroup(name, meta, geometry)
         groups = int(geometry.groups)
         pointers = (ctypes.c_void_p * max(1, len(meta["buffers"])))()
         fn = loaded.function
@@ -502,3 +488,17 @@ class CpuBackend:
     def close(self) -> None:
         """Stop the thread pool."""
         self.pool.shutdown()
+
+
+def _live_kernel(loaded: LoadedKernel) -> tuple[str, dict[str, Any]]:
+    """``(kernel name, metadata)`` of a loaded kernel; LaunchError once it was destroyed."""
+    name = loaded.artifact.kernel_name
+    if loaded.function is None:
+        raise LaunchError(f"launch {name!r}: the kernel was destroyed")
+    return name, loaded.metadata
+
+
+def _check_workgroup(name: str, meta: dict[str, Any], geometry: Any) -> None:
+    if geometry.workgroup_size != meta["workgroup_size"]:
+        raise LaunchError(f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
+                          f"differs from the kernel's {meta['workgroup_size']}")

@@ -41,7 +41,12 @@ def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = Non
     """Return the backend artifact for ``kernel``, through the memory and disk caches."""
     caps = backend.capabilities()
     key = artifact_key(backend.name, caps.device_fingerprint, kernel.fingerprint())
-    stats = stats if stats is not None else {}
+    return _cached_artifact(key, lambda: backend.compile(kernel),
+                            stats if stats is not None else {})
+
+
+def _cached_artifact(key: str, build: Any, stats: dict[str, int]) -> Any:
+    """The artifact under ``key``: from memory, else from disk, else ``build()`` and stored."""
     art = _ARTIFACTS.get(key)
     if art is not None:
         stats["memory_hits"] = stats.get("memory_hits", 0) + 1
@@ -52,7 +57,7 @@ def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = Non
         stats["disk_hits"] = stats.get("disk_hits", 0) + 1
     else:
         stats["disk_misses"] = stats.get("disk_misses", 0) + 1
-        art = backend.compile(kernel)
+        art = build()
         if cache is not None and (art.metadata or {}).get("cacheable", True):
             cache.store(key, art)
     _ARTIFACTS[key] = art
@@ -83,20 +88,8 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
         return load_all(backend, {n: compile_kernel(backend, k, stats) for n, k in kernels.items()})
     caps = backend.capabilities()
     key = program_key(backend.name, caps.device_fingerprint, kernels)
-    art = _ARTIFACTS.get(key)
-    if art is not None:
-        stats["memory_hits"] = stats.get("memory_hits", 0) + 1
-        return backend.load_program(art)
-    cache = _disk_cache()
-    art = cache.load(key) if cache is not None else None
-    if art is not None:
-        stats["disk_hits"] = stats.get("disk_hits", 0) + 1
-    else:
-        stats["disk_misses"] = stats.get("disk_misses", 0) + 1
-        art = backend.compile_program(list(kernels.values()), name=name)
-        if cache is not None:
-            cache.store(key, art)
-    _ARTIFACTS[key] = art
+    art = _cached_artifact(
+        key, lambda: backend.compile_program(list(kernels.values()), name=name), stats)
     return backend.load_program(art)
 
 
