@@ -17,7 +17,6 @@ import ctypes
 import functools
 import hashlib
 import os
-import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
 
+from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
 from accy_backend_cpu.vecmath import link_vecmath
@@ -37,27 +37,6 @@ from accy_backend_cpu.vecmath import link_vecmath
 __all__ = ["CpuBackend", "LoadedKernel"]
 
 
-def _check_written_buffers_disjoint(name: str, expected: list, buffers: Sequence[Any]) -> None:
-    """Kernels mark buffer pointers ``noalias``: a buffer the kernel writes must not overlap
-    any other bound buffer (read-only buffers may share memory, e.g. ``f(x, x)``).
-
-    Raises:
-        LaunchError: a written buffer overlaps another one.
-    """
-    spans = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in buffers]
-    for i, ((bname, _, access), (lo, hi)) in enumerate(zip(expected, spans, strict=True)):
-        if access == "read" or hi == lo:
-            continue
-        for j, (lo2, hi2) in enumerate(spans):
-            if j != i and lo < hi2 and lo2 < hi:
-                raise LaunchError(
-                    f"launch {name!r}: written buffer {bname!r} overlaps buffer "
-                    f"{expected[j][0]!r}; compile with options={{'noalias': False}} to allow "
-                    "aliasing buffers"
-                )
-
-_PACK = {"f32": "<f", "f64": "<d", "i32": "<i", "i64": "<q", "u32": "<I", "bool": "<B",
-         "i8": "<b", "u8": "<B", "i16": "<h", "u16": "<H", "u64": "<Q"}
 _KERNEL_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
 )
@@ -379,10 +358,10 @@ class CpuBackend:
             LaunchError: buffer/scalar count or dtype mismatch, wrong work-group size, or the
                 same buffer passed twice to a ``noalias`` kernel.
         """
-        name, meta = _live_kernel(loaded)
-        pointers = self._pointers(name, meta, buffers)
-        slots = self._scalars(name, meta, scalars)
-        _check_workgroup(name, meta, geometry)
+        name, meta = live_kernel(loaded)
+        pointers = pack_pointers(name, meta, buffers)
+        slots = pack_scalars(name, meta, scalars)
+        check_workgroup(name, meta, geometry)
         groups = int(geometry.groups)
         if groups <= 0:
             return
@@ -406,9 +385,9 @@ class CpuBackend:
         Raises:
             LaunchError: scalar count or dtype mismatch, or the wrong work-group size.
         """
-        name, meta = _live_kernel(loaded)
-        slots = self._scalars(name, meta, scalars)
-        _check_workgroup(name, meta, geometry)
+        name, meta = live_kernel(loaded)
+        slots = pack_scalars(name, meta, scalars)
+        check_workgroup(name, meta, geometry)
         groups = int(geometry.groups)
         pointers = (ctypes.c_void_p * max(1, len(meta["buffers"])))()
         fn = loaded.function
@@ -422,45 +401,6 @@ class CpuBackend:
             fn(pointers, slots, begin, end, groups)
 
         return pointers, functools.partial(self.pool.run, part, groups, work)
-
-    def _pointers(self, name: str, meta: dict[str, Any], buffers: Sequence[Any]) -> Any:
-        expected = meta["buffers"]
-        if len(buffers) != len(expected):
-            raise LaunchError(
-                f"launch {name!r}: expected {len(expected)} buffers "
-                f"({', '.join(b[0] for b in expected)}), got {len(buffers)}"
-            )
-        addresses = []
-        for (bname, dtype, _), buf in zip(expected, buffers, strict=True):
-            if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8:
-                raise LaunchError(
-                    f"launch {name!r}: buffer {bname!r} must be a cpu buffer "
-                    f"(numpy uint8 array from allocate), got {type(buf).__name__}"
-                )
-            if buf.nbytes % dtype_bytes(dtype):
-                raise LaunchError(
-                    f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
-                    f"not a whole number of {dtype} elements"
-                )
-            addresses.append(buf.ctypes.data)
-        if meta.get("noalias", True):
-            _check_written_buffers_disjoint(name, expected, buffers)
-        return (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
-
-    def _scalars(self, name: str, meta: dict[str, Any], scalars: Sequence[Any]) -> Any:
-        expected = meta["scalars"]
-        if len(scalars) != len(expected):
-            raise LaunchError(
-                f"launch {name!r}: expected {len(expected)} scalars "
-                f"({', '.join(s[0] for s in expected)}), got {len(scalars)}"
-            )
-        slots = ctypes.create_string_buffer(8 * max(1, len(expected)))
-        for i, ((sname, dtype), (given, value)) in enumerate(zip(expected, scalars, strict=True)):
-            if given != dtype:
-                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, got {given}")
-            v = NUMPY_DTYPES[dtype](value).item()
-            struct.pack_into(_PACK[dtype], slots, 8 * i, int(v) if dtype == "bool" else v)
-        return slots
 
     def create_stream(self) -> _Handle:
         """Return a stream (launches on the CPU are synchronous)."""
@@ -488,17 +428,3 @@ class CpuBackend:
     def close(self) -> None:
         """Stop the thread pool."""
         self.pool.shutdown()
-
-
-def _live_kernel(loaded: LoadedKernel) -> tuple[str, dict[str, Any]]:
-    """``(kernel name, metadata)`` of a loaded kernel; LaunchError once it was destroyed."""
-    name = loaded.artifact.kernel_name
-    if loaded.function is None:
-        raise LaunchError(f"launch {name!r}: the kernel was destroyed")
-    return name, loaded.metadata
-
-
-def _check_workgroup(name: str, meta: dict[str, Any], geometry: Any) -> None:
-    if geometry.workgroup_size != meta["workgroup_size"]:
-        raise LaunchError(f"launch {name!r}: workgroup_size {geometry.workgroup_size} "
-                          f"differs from the kernel's {meta['workgroup_size']}")

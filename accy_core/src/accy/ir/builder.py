@@ -19,9 +19,7 @@ operand's dtype. There is no implicit dtype promotion: cast first.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,31 +28,13 @@ import numpy as np
 from accy.errors import VerifyError
 from accy.ir.core import Function, Module, Operation, Value
 from accy.ir.dtypes import DType
+from accy.ir.location import user_location
 from accy.ir.ops.registry import get_op_def
 from accy.ir.types import TensorType
 
 __all__ = ["Builder", "FunctionBuilder", "user_location"]
 
-_ACCY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 Operand = Value | float | int | bool
-
-
-_INSIDE_ACCY: dict[str, bool] = {}  # code file name → is it part of the accy package
-
-
-def user_location() -> str | None:
-    """``file:line`` of the innermost caller outside the accy package, or None."""
-    f = sys._getframe(1)
-    while f is not None:
-        fn = f.f_code.co_filename
-        inside = _INSIDE_ACCY.get(fn)
-        if inside is None:
-            inside = _INSIDE_ACCY[fn] = os.path.abspath(fn).startswith(_ACCY_DIR + os.sep)
-        if not inside:
-            return f"{os.path.basename(fn)}:{f.f_lineno}"
-        f = f.f_back
-    return None
 
 
 def broadcast_shapes(op: str, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
