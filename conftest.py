@@ -17,10 +17,17 @@ and never in the user's cache. Tests of caching set their own directory with
 ``monkeypatch.setenv``. ``ACCY_TEST_CACHE_DIR=/some/dir`` reuses (and keeps) a directory
 instead, e.g. to keep compiled artifacts between local runs.
 
-Under pytest-xdist (``pytest -n auto``) every worker (``PYTEST_XDIST_WORKER=gw0``, ``gw1``,
-...) is its own process with its own private cache (``ACCY_TEST_CACHE_DIR`` gets one
-sub-folder per worker) and its own Hypothesis database (``.hypothesis/<worker>``), so no two
-workers write the same cache file.
+The whole suite runs in parallel with pytest-xdist: a run of the configured ``testpaths``
+(no paths on the command line, as ``.ci/run`` and the README's ``.venv/bin/python -m pytest
+-q``) that names no ``-n`` (and no ``--pdb``, which xdist refuses) becomes ``-n auto --dist
+loadgroup`` (one worker per core; tests marked ``xdist_group`` share a worker), by
+:func:`pytest_cmdline_main` below. A run of named paths stays serial unless it says ``-n``:
+two workers cost more to start than a few tests take. This is done here rather than with
+``-n auto`` in ``addopts``, where ``-p no:xdist`` (serial) and an environment without xdist
+would fail with "unrecognized arguments: -n". Every worker
+(``PYTEST_XDIST_WORKER=gw0``, ``gw1``, ...) is its own process with its own private cache
+(``ACCY_TEST_CACHE_DIR`` gets one sub-folder per worker) and its own Hypothesis database
+(``.hypothesis/<worker>``), so no two workers write the same cache file.
 """
 
 from __future__ import annotations
@@ -31,6 +38,8 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
+
+import pytest
 
 TEST_PLUGINS = Path(__file__).resolve().parent / "tests" / "plugins"
 """Folders of the test plugins, one installable project each."""
@@ -122,6 +131,22 @@ def _restore_cache() -> None:
     tmp = _STATE.pop("cache_tmp", None)
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)  # type: ignore[arg-type]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns 'auto' into a count
+def pytest_cmdline_main(config) -> None:
+    """Default to ``-n auto --dist loadgroup`` for a whole-suite run where pytest-xdist is
+    loaded and the command line chose no ``-n`` (nor ``--pdb``, which xdist refuses); see the
+    module docstring."""
+    option = config.option
+    if (not config.pluginmanager.hasplugin("xdist") or hasattr(config, "workerinput")
+            or getattr(option, "numprocesses", 0) is not None or option.usepdb
+            or getattr(option, "tx", None)
+            or config.args_source != pytest.Config.ArgsSource.TESTPATHS):
+        return
+    option.numprocesses = "auto"
+    if option.dist == "no":
+        option.dist = "loadgroup"
 
 
 def pytest_configure(config) -> None:  # noqa: ARG001  (pytest hook signature)

@@ -49,3 +49,30 @@ def test_kept_cache_gets_one_folder_per_worker(root_conftest, monkeypatch, tmp_p
     monkeypatch.setenv("ACCY_CACHE_DIR", os.environ["ACCY_CACHE_DIR"])  # restored after
     assert root_conftest.use_private_cache() == str(tmp_path / "keep" / "gw7")
     assert (tmp_path / "keep" / "gw7").is_dir()
+
+
+def _config(args_source, **options):
+    from types import SimpleNamespace
+
+    option = SimpleNamespace(**{"numprocesses": None, "usepdb": False, "tx": None,
+                                "dist": "no", **options})
+    return SimpleNamespace(option=option, args_source=args_source,
+                           pluginmanager=SimpleNamespace(hasplugin=lambda name: True))
+
+
+def test_whole_suite_defaults_to_one_worker_per_core(root_conftest):
+    config = _config(pytest.Config.ArgsSource.TESTPATHS)
+    root_conftest.pytest_cmdline_main(config)
+    assert (config.option.numprocesses, config.option.dist) == ("auto", "loadgroup")
+
+
+@pytest.mark.parametrize(("source", "options"), [
+    (pytest.Config.ArgsSource.ARGS, {}),                       # named paths: serial
+    (pytest.Config.ArgsSource.TESTPATHS, {"numprocesses": 0}),  # -n 0
+    (pytest.Config.ArgsSource.TESTPATHS, {"usepdb": True}),     # --pdb
+])
+def test_named_paths_and_explicit_choices_are_left_alone(root_conftest, source, options):
+    config = _config(source, **options)
+    root_conftest.pytest_cmdline_main(config)
+    assert config.option.numprocesses == options.get("numprocesses")
+    assert config.option.dist == "no"
