@@ -70,6 +70,16 @@ def _err(got, want) -> float:
     return worst
 
 
+def _rank_part(out: tuple) -> tuple:
+    """gramschmidt's ``(A, R, Q)`` cut to its well-conditioned part: Q's first min(m, n)
+    columns and R's first min(m, n) rows. With m < n (PolyBench MEDIUM: 200 x 240) the later
+    columns are orthogonalised rounding noise: numpy in f32 and in f64 differ there by a
+    relative 1.08, so no f32 implementation can be compared on them."""
+    _, r, q = (np.asarray(x) for x in out)
+    k = min(q.shape)
+    return r[:k], q[:, :k]
+
+
 def run(name: str, size: str, backend: str, repeat: int) -> dict:
     import accy
 
@@ -80,12 +90,18 @@ def run(name: str, size: str, backend: str, repeat: int) -> dict:
     first = time.perf_counter() - t0
     warm, _ = _best(lambda: f(*inputs(name, used)), repeat)
     np_time, want = _best(lambda: numpy_style.__dict__[name](*inputs(name, used)), repeat)
+    if name == "gramschmidt":  # MEDIUM has m < n: columns past m are rounding noise (plain
+        first_out, want = (_rank_part(r) for r in (first_out, want))  # numpy f32 vs f64
     row = {"name": name, "size": used, "first": first, "warm": warm, "numpy": np_time,
            "err": _err(first_out, want), "numba": None}
     nb = _numba(name)
     if nb is not None:
-        nb(*inputs(name, used))
-        row["numba"], _ = _best(lambda: nb(*inputs(name, used)), repeat)
+        try:
+            nb(*inputs(name, used))
+        except Exception as e:  # numba cannot type every numpy program (helper calls, ...)
+            row["numba_error"] = type(e).__name__
+        else:
+            row["numba"], _ = _best(lambda: nb(*inputs(name, used)), repeat)
     return row
 
 
@@ -106,16 +122,20 @@ def main(argv: list[str] | None = None) -> None:
         print("numba not installed: the numba column is skipped (pip install numba)")
     print(f"{'kernel':16} {'size':7} {'accy first':>11} {'accy warm':>10} {'numpy':>9} "
           f"{'numba':>9} {'warm/np':>8} {'warm/nb':>8} {'rel err':>8}")
-    wins = 0
+    wins = na = 0
     for name in names:
         r = run(name, args.size, args.backend, args.repeat)
-        nb = f"{r['numba']:9.4f}" if r["numba"] is not None else f"{'-':>9}"
+        nb = (f"{r['numba']:9.4f}" if r["numba"] is not None
+              else f"{'n/a' if 'numba_error' in r else '-':>9}")
         ratio_nb = f"{r['warm'] / r['numba']:8.2f}" if r["numba"] else f"{'-':>8}"
         wins += r["warm"] <= r["numpy"]
+        na += "numba_error" in r
         print(f"{name:16} {r['size']:7} {r['first']:11.3f} {r['warm']:10.4f} "
               f"{r['numpy']:9.4f} {nb} {r['warm'] / r['numpy']:8.2f} {ratio_nb} "
               f"{r['err']:8.1e}", flush=True)
     print(f"accy warm <= numpy on {wins} of {len(names)} kernels")
+    if na:
+        print("numba n/a: its nopython mode could not compile that numpy-style program as written")
 
 
 if __name__ == "__main__":
