@@ -18,6 +18,13 @@ ratios measured in the same run are the figures to compare.
 
 Usage: ``python bench/matmul.py [--repeat R] [--big] [--vulkan] [--threads T]``. For
 OpenBLAS's own kernel choice run it with ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` unset.
+
+OpenBLAS's worker threads spin for 2^28 cycles (about 0.1 s) after each call before they
+sleep, so an accy run right after a numpy call shares the cores with them: on the idle 2-core
+machine a 1024^2 f32 product took 13.5 ms alone and 25.4 ms 50 ms after a numpy call. The
+bench sets ``OPENBLAS_THREAD_TIMEOUT=4`` (2^4 cycles, the minimum; before numpy is imported,
+unless the variable is set) so the alternating runs measure each library, not the other's
+spinning threads.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import argparse
 import os
 import time
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # see the module docstring
+
+import numpy as np  # noqa: E402  (after the OpenBLAS setting above)
 
 
 def _timed(fn, repeat: int) -> float:
