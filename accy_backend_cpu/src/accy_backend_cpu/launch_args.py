@@ -21,14 +21,17 @@ __all__ = ["check_workgroup", "check_written_buffers_disjoint", "live_kernel", "
            "pack_scalars"]
 
 
-def check_written_buffers_disjoint(name: str, expected: list, buffers: Sequence[Any]) -> None:
+def check_written_buffers_disjoint(name: str, expected: list,
+                                   spans: Sequence[tuple[int, int]]) -> None:
     """Kernels mark buffer pointers ``noalias``: a buffer the kernel writes must not overlap
     any other bound buffer (read-only buffers may share memory, e.g. ``f(x, x)``).
+
+    Args:
+        spans: each bound buffer's ``(first byte address, one past its last)``, launch order.
 
     Raises:
         LaunchError: a written buffer overlaps another one.
     """
-    spans = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in buffers]
     for i, ((bname, _, access), (lo, hi)) in enumerate(zip(expected, spans, strict=True)):
         if access == "read" or hi == lo:
             continue
@@ -72,10 +75,12 @@ def pack_pointers(name: str, meta: dict[str, Any], buffers: Sequence[Any]) -> An
                 f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
                 f"not a whole number of {dtype} elements"
             )
-        addresses.append(buf.ctypes.data)
-    if meta.get("noalias", True):
-        check_written_buffers_disjoint(name, expected, buffers)
+        addresses.append(buf.ctypes.data)  # ~2 us each: read once per launch
+    if meta.get("noalias", True) and len(addresses) > 1:
+        check_written_buffers_disjoint(
+            name, expected, [(a, a + b.nbytes) for a, b in zip(addresses, buffers, strict=True)])
     return (ctypes.c_void_p * max(1, len(addresses)))(*addresses)
+
 
 def pack_scalars(name: str, meta: dict[str, Any], scalars: Sequence[Any]) -> Any:
     """The scalars packed into 8-byte slots (a ctypes string buffer), in launch order.
