@@ -373,8 +373,13 @@ class CpuBackend:
         self.pool.run(run, groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
 
     def bind_launch(self, loaded: LoadedKernel, geometry: Any,
-                    scalars: Sequence[tuple[str, int | float]]) -> tuple[Any, Any]:
+                    scalars: Sequence[tuple[str, int | float]],
+                    work: int | None = None) -> tuple[Any, Any]:
         """Validate and pack a launch's geometry and scalars once, for repeated calls.
+
+        ``work``: the launch's total work (work-items times their loop iterations) where the
+        kernel's static trip counts do not tell (a data-dependent loop, e.g. SpMV's rows:
+        the stored entries); it decides whether the launch is split over threads.
 
         Returns ``(pointers, run)``: ``pointers`` is a ctypes array with one slot per buffer
         (launch order) that the caller fills with buffer addresses; ``run()`` launches with
@@ -393,7 +398,8 @@ class CpuBackend:
         fn = loaded.function
         if groups <= 0:
             return pointers, lambda: None
-        work = meta["workgroup_size"] * meta.get("work_per_item", 1)
+        work = meta["workgroup_size"] * meta.get("work_per_item", 1) if work is None \
+            else max(1, -(-int(work) // groups))
         if not self.pool.parallel(groups, work):
             return pointers, functools.partial(fn, pointers, slots, 0, groups, groups)
 

@@ -1,0 +1,254 @@
+"""The per-matrix fast path of ``spmv(A, x)`` (CSR scalar) on host-memory backends.
+
+A small matrix's product takes microseconds; the ordinary call spent 0.3-0.6 ms in Python
+(argument checks, the tuning-cache lookup, the launch plan and its executable, kernel
+fingerprints, argument packing). Iterative solvers call ``spmv`` with the same matrix many
+times, so what depends only on the matrix is prepared once here: the loaded
+``spmv.csr_scalar`` kernel, its launch bound with the backend's ``bind_launch`` (geometry
+and scalars packed once), and the addresses of ``A``'s ``indptr``, ``indices`` and ``data``.
+A call then only checks ``x``, allocates ``y`` and writes two addresses.
+
+The rule that keeps this from ever using stale data: **the prepared launch reads the
+matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
+``A`` is a scipy CSR matrix whose ``indptr`` and ``indices`` are C-contiguous int32 and
+whose ``data`` is C-contiguous of ``x``'s dtype (float32 or float64), and every call checks
+that ``A`` is the same object holding the very same array objects and shape
+(``A.indptr is ...``). An in-place edit of the values or the structure (``A.data *= 2``) is
+therefore read by the next call as it is, and a replaced array (``A.data = ...``,
+``A.sort_indices()`` on a copy, ``A.astype``) or a shape change falls back to the ordinary
+path, which prepares the matrix again. No checksum is needed, since no derived copy
+exists. Rows are summed to their end without a loop window (backends without
+``max_loop_iterations`` only), so an in-place edit of ``indptr`` cannot truncate a row.
+
+Everything else takes the ordinary path, unchanged: another format, variant, candidate or
+option; a matrix needing conversion (COO, int64 indices, another dtype than ``x``); an
+``x`` that is not a contiguous 1-D array of the matrix's dtype and length; a tuning-cache
+winner other than the default ``csr_scalar``; backends with device memory or a loop
+budget; calls inside ``capture_calls``/``capture_plans`` (family sweeps); and a call while
+another thread is using the same matrix's prepared launch. The tuning cache is consulted
+again whenever its file changes (its environment variables, mtime or size).
+
+Entries hold a weak reference to the matrix (dropped with it; a reused ``id`` never
+matches) and at most ``MAX_ENTRIES`` are kept (least recently used first out).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from accy.runtime.fast_call import _address
+
+__all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
+
+#: prepared matrices kept (least recently used evicted first)
+MAX_ENTRIES = 16
+_FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+_I32 = np.dtype(np.int32)
+_lock = threading.Lock()
+_entries: OrderedDict[tuple, _Prepared] = OrderedDict()
+
+
+#: seconds a tuning-cache token is trusted before the file is looked at again
+TOKEN_SECONDS = 0.02
+_paths: dict[tuple, str] = {}
+_environ = os.environ
+_stat = os.stat
+_clock = time.monotonic
+_token: list = [-1.0, None]  # (when taken, token)
+
+
+def _tuning_token() -> tuple:
+    """What identifies the tuning cache's present content: its environment variables and the
+    file's (mtime, size), looked at again at most every ``TOKEN_SECONDS`` (a ``stat`` costs
+    about as much as the whole product of a small matrix) — a change sends the next call
+    through the dispatcher again. Only the variant choice depends on it, never the result."""
+    now = _clock()
+    if now - _token[0] < TOKEN_SECONDS:
+        return _token[1]
+    _token[1] = token = _read_token()
+    _token[0] = now
+    return token
+
+
+def _read_token() -> tuple:
+    env = (_environ.get("ACCY_TUNING_CACHE"), _environ.get("ACCY_CACHE_DIR"))
+    path = _paths.get(env)
+    if path is None:
+        from accy import config
+
+        path = _paths[env] = str(config.tuning_cache_path())
+    try:
+        st = _stat(path)
+        return env, st.st_mtime_ns, st.st_size
+    except OSError:
+        return env, 0, 0
+
+
+class _Prepared:
+    """One matrix's bound launch (see the module docstring)."""
+
+    __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "pointers", "launch",
+                 "lock", "token", "choice", "backend", "__weakref__")
+
+    def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
+                 key: tuple) -> None:
+        from accy.families.runner import _load
+
+        from accy_kernels._common import MAX_ELEMS, groups_for
+        from accy_kernels.spmv_csr_scalar import csr_scalar_kernel
+
+        self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
+        self.shape = A.shape
+        self.dtype = A.data.dtype
+        self.backend = backend
+        self.token, self.choice = token, choice
+        self.lock = threading.Lock()
+        n_rows = A.shape[0]
+        wg = choice[1]
+        kernel = csr_scalar_kernel(_FLOATS[self.dtype], wg)
+        loaded = _load(be, kernel)
+        # the whole of every row in one launch (no window): limit = 2**31 - 1
+        self.pointers, self.launch = be.bind_launch(
+            loaded, _geometry(groups_for(n_rows, wg), wg),
+            [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)],
+            work=_work(n_rows, int(A.indptr[-1])))
+        for slot, a in ((1, self.indptr), (2, self.indices), (3, self.data)):
+            self.pointers[slot] = _address(a) if a.size else 0
+        self.ref = weakref.ref(A, lambda _r, k=key: _drop(k, _r))
+
+
+#: stored entries from which the product is split over the pool's threads (below, handing
+#: work to a thread costs about as much as the part it would take)
+SPLIT_ENTRIES = 1 << 18
+
+
+def _work(n_rows: int, nnz: int) -> int | None:
+    """The launch's work for the pool (None: by work-items, which keeps a small matrix on
+    the calling thread)."""
+    return n_rows + nnz if n_rows and nnz >= SPLIT_ENTRIES else None
+
+
+def _geometry(groups: int, wg: int) -> Any:
+    from accy.backend import Geometry
+
+    return Geometry(groups, wg)
+
+
+def _backend_key(backend: Any) -> Any:
+    return backend if isinstance(backend, str) else id(backend)
+
+
+def _drop(key: tuple, dead: Any) -> None:
+    with _lock:
+        e = _entries.get(key)
+        if e is not None and e.ref is dead:
+            del _entries[key]
+
+
+def _preparable(A: Any, be: Any) -> bool:
+    """Whether ``A`` can be bound in place on ``be`` (see the module docstring)."""
+    from accy.families import host_like, loop_budget
+
+    if getattr(A, "format", None) != "csr" or not hasattr(be, "bind_launch"):
+        return False
+    if not host_like(be) or loop_budget(be) is not None:
+        return False
+    arrays = (A.indptr, A.indices, A.data)
+    if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous
+               for a in arrays):
+        return False
+    if A.indptr.dtype != _I32 or A.indices.dtype != _I32 or A.data.dtype not in _FLOATS:
+        return False
+    return A.indptr.size == A.shape[0] + 1 and A.indices.size >= A.indptr[-1] >= 0 \
+        and A.data.size >= A.indptr[-1] and max(A.shape) < 2**31 - 1
+
+
+def _prepare(A: Any, x: np.ndarray, backend: Any, free: bool, key: tuple) -> _Prepared | None:
+    """Resolve the dispatch as the ordinary path would and bind the launch, or None where
+    the fast path does not apply to this matrix."""
+    from accy.families import backend_object
+
+    from accy_kernels._dispatch import tuned
+    from accy_kernels._families import FAMILIES
+
+    be = backend_object(backend)
+    if not _preparable(A, be):
+        return None
+    token = _token[1] = _read_token()
+    _token[0] = _clock()
+    kwargs = {"A": A, "x": x, "dtype": _FLOATS[A.data.dtype], "options": {}}
+    var, lookup = tuned("spmv", be, kwargs, None if free else ("csr_scalar", "csr_vector"))
+    if var is not None and var.name != "csr_scalar":
+        return None  # the tuning cache picked another variant: the ordinary path runs it
+    fam = next(f for f in FAMILIES if f.name == "spmv")
+    scalar = fam.variant("csr_scalar")
+    cand = lookup(scalar)
+    src = "cache" if cand is not None else "default"
+    cand = cand or scalar.candidates[0]
+    choice = ("spmv.csr_scalar", cand.label(), "default", src)  # as _dispatch.note_choice
+    return _Prepared(A, backend, be, token, (cand, cand.workgroup_size, src, choice), key)
+
+
+def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
+    """Return ``A @ x`` through the prepared launch, or None when the call must take the
+    ordinary path (see the module docstring). ``free``: the format was left unset, so a
+    tuning-cache winner of another format takes precedence."""
+    from accy.families.runner import _CAPTURE
+
+    from accy_kernels._dispatch import _LAST
+
+    if type(x) is not np.ndarray or getattr(_LAST, "capture", None) is not None \
+            or _CAPTURE.get() is not None:
+        return None
+    key = (id(A), _backend_key(backend), free)
+    e = _entries.get(key)
+    if e is None or e.ref() is not A or e.backend != backend:
+        e = _prepare(A, x, backend, free, key)
+        if e is None:  # not bound in place (a conversion is needed): nothing is kept
+            return None
+        with _lock:
+            _entries[key] = e
+            _entries.move_to_end(key)
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
+    if (A.indptr is not e.indptr or A.indices is not e.indices or A.data is not e.data
+            or A.shape != e.shape or x.dtype != e.dtype or x.shape != (e.shape[1],)
+            or x.strides != (e.dtype.itemsize,) and x.size > 1):
+        if e.ref() is A and (A.indptr is not e.indptr or A.indices is not e.indices
+                             or A.data is not e.data or A.shape != e.shape):
+            with _lock:
+                _entries.pop(key, None)  # replaced arrays: prepare again next time
+        return None
+    if _tuning_token() != e.token:
+        with _lock:
+            _entries.pop(key, None)
+        return None
+    if not e.lock.acquire(blocking=False):
+        return None  # another thread holds this matrix's pointers: the ordinary path
+    try:
+        y = np.empty(e.shape[0], e.dtype)
+        e.pointers[0] = _address(y) if y.size else 0
+        e.pointers[4] = _address(x) if x.size else 0
+        e.launch()
+    finally:
+        e.lock.release()
+    _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
+    return y
+
+
+def clear_prepared() -> None:
+    """Drop every prepared matrix."""
+    with _lock:
+        _entries.clear()
+
+
+def prepared_count() -> int:
+    """How many matrices hold a prepared launch (tests, diagnostics)."""
+    with _lock:
+        return len(_entries)

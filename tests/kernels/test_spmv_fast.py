@@ -1,0 +1,95 @@
+"""The per-matrix prepared launch of ``spmv`` on the CPU (accy_kernels.spmv_fast): the same
+answers as scipy, and never a stale one (in-place edits are read, replaced arrays re-prepare,
+anything it does not cover takes the ordinary path)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse
+from accy.errors import InputError
+from accy_kernels._dispatch import last_choice
+
+import accy_kernels as ak
+from accy_kernels import spmv_fast
+
+MATRICES = Path(__file__).resolve().parents[1] / "data" / "matrices"
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    spmv_fast.clear_prepared()
+    yield
+    spmv_fast.clear_prepared()
+
+
+def _matrix(rows=37, cols=29, density=0.2, seed=0, dtype=np.float64):
+    a = scipy.sparse.random(rows, cols, density, format="csr", random_state=seed, dtype=dtype)
+    a.indptr, a.indices = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    return a
+
+
+def test_repeated_calls_match_scipy_and_prepare_once():
+    a = ak.read_matrix(MATRICES / "west0067.mtx")
+    a.indptr, a.indices = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    x = np.random.default_rng(1).standard_normal(a.shape[1])
+    for _ in range(3):
+        np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12, atol=1e-12)
+    assert spmv_fast.prepared_count() == 1
+    assert last_choice()[0] == "spmv.csr_scalar"
+    y1, y2 = ak.spmv(a, x), ak.spmv(a, x)
+    assert y1 is not y2 and not np.shares_memory(y1, y2)  # a fresh result per call
+
+
+def test_in_place_edits_are_seen():
+    a = _matrix()
+    x = np.random.default_rng(2).standard_normal(a.shape[1])
+    ak.spmv(a, x)
+    a.data *= 3.0  # values
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    a.indices[:] = (a.indices + 1) % a.shape[1]  # structure, same arrays
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    x[:] = 1.0  # the same x object, new values
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+
+
+def test_replaced_arrays_and_other_inputs_take_the_ordinary_path():
+    a = _matrix(seed=3)
+    x = np.random.default_rng(3).standard_normal(a.shape[1])
+    ak.spmv(a, x)
+    a.data = a.data * -2.0  # a new array object
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    xs = np.random.default_rng(4).standard_normal(2 * a.shape[1])[::2]  # strided x
+    np.testing.assert_allclose(ak.spmv(a, xs), a @ xs, rtol=1e-12)
+    x32 = x.astype(np.float32)  # another dtype: converted by the ordinary path
+    np.testing.assert_allclose(ak.spmv(a, x32), a @ x32.astype(np.float64), rtol=1e-6)
+    with pytest.raises(InputError, match="x must have shape"):
+        ak.spmv(a, np.ones(a.shape[1] + 1))
+    wide = scipy.sparse.csr_matrix(a)  # int64 indices: needs a conversion, never prepared
+    wide.indices = wide.indices.astype(np.int64)
+    before = spmv_fast.prepared_count()
+    np.testing.assert_allclose(ak.spmv(wide, x), a @ x, rtol=1e-12)
+    assert spmv_fast.prepared_count() == before
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 4), (5, 0)])
+def test_empty_matrices(shape):
+    a = scipy.sparse.csr_matrix(shape, dtype=np.float32)
+    a.indptr, a.indices = a.indptr.astype(np.int32), a.indices.astype(np.int32)
+    x = np.ones(shape[1], np.float32)
+    for _ in range(2):
+        y = ak.spmv(a, x)
+        assert y.shape == (shape[0],) and y.dtype == np.float32 and not y.any()
+
+
+def test_f32_and_a_dead_matrix_is_dropped():
+    a = _matrix(300, 200, 0.05, seed=5, dtype=np.float32)
+    x = np.random.default_rng(5).standard_normal(200).astype(np.float32)
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-5, atol=1e-5)
+    assert spmv_fast.prepared_count() == 1
+    del a
+    gc.collect()
+    assert spmv_fast.prepared_count() == 0
