@@ -67,3 +67,23 @@ def test_gather_bad_input():
         ak.gather(np.ones(3), np.array([0]), mode="nearest")
     with pytest.raises(InputError, match="axis"):
         ak.gather(np.ones(3), np.array([0]), axis=1)
+
+
+@pytest.mark.parametrize("mode", ["raise", "clip", "wrap"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_gather_host_tiles(mode, index_dtype):
+    """The CPU's tile gather (several tiles past INLINE_TOTAL, an odd last tile) against
+    numpy in every mode; in ``raise`` mode a bad index in the first or the last tile."""
+    from accy_kernels.gather_direct import INLINE_TOTAL
+
+    n, m = 1001, INLINE_TOTAL + 4097
+    src = random_values("f64", n)
+    lo, hi = (-n, n) if mode == "raise" else (-3 * n, 3 * n)
+    idx = np.random.default_rng(4).integers(lo, hi, m).astype(index_dtype)
+    np.testing.assert_array_equal(ak.gather(src, idx, mode=mode), np.take(src, idx, mode=mode))
+    if mode == "raise":
+        for pos in (3, m - 1):
+            bad = idx.copy()
+            bad[pos] = n
+            with pytest.raises(IndexOutOfRangeError, match=f"position {pos}"):
+                ak.gather(src, bad)

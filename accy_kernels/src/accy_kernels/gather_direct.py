@@ -10,21 +10,30 @@ position as the host check did), ``wrap`` takes them modulo ``n``, ``clip`` clam
 
 Passes over memory: 1 (minimum 1) — one read of the indices and of the gathered source
 elements, one write of the output (``raise`` mode: the range check rides in the same pass;
-it was a second host pass over the indices).
+it was a second host pass over the indices). The output is written in place (a fresh
+zeroed array: on the host, untouched pages that the kernel's stores fault in, no fill pass).
+
+On host-memory backends a 1-D gather runs :func:`gather_tile_kernel` instead: a few long
+work-items (four tiles per CPU thread) whose loop LLVM vectorizes; the one-work-item-per-
+output kernel's guard and per-item flag store kept it scalar.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 from accy.errors import InternalError
-from accy.families import Candidate, Plan, check_indices
+from accy.families import Candidate, Plan, check_indices, host_like
 from accy.kernel import E, KernelBuilder, call, where
 
-from accy_kernels._common import groups_for
+from accy_kernels._common import ceil_div, groups_for
 
-__all__ = ["axis_position", "gather_kernel", "normalized_index", "raise_flagged", "run"]
+__all__ = ["axis_position", "gather_kernel", "gather_tile_kernel", "normalized_index",
+           "raise_flagged", "run"]
+
+TILE_WORKGROUP = 64
 
 
 def normalized_index(idx: E, n: E, mode: str) -> E:
@@ -54,6 +63,43 @@ def gather_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgro
     g = kb.global_id()
     with kb.if_(g < total):
         kb.store(out, g, src[axis_position(kb, g, indices, m, inner, n, mode, simple, bad)])
+    return kb.build()
+
+
+@functools.cache
+def gather_tile_kernel(dtype: str, index_dtype: str, mode: str, flag: bool):
+    """The host-memory form of the 1-D gather: one work-item per tile of ``chunk``
+    consecutive outputs, walked by one loop (LLVM vectorizes it: index loads, the
+    normalization, the range check as an OR reduction into a register, AVX2 gathers, vector
+    stores). Work-item ``t * lane_stride`` takes tile ``t``, the others idle (as the radix
+    sort's tiles). Buffers (out, bad if ``flag``, src, indices); scalars total, n, chunk,
+    lane_stride, tiles (i32). ``flag``: an out-of-range index sets ``bad[0] = 1`` once per
+    tile (after its loop) and loads a clamped element."""
+    kb = KernelBuilder(f"gather_tile_{dtype}_{index_dtype}_{mode}" + ("_flag" if flag else ""),
+                       TILE_WORKGROUP)
+    out = kb.buffer("out", dtype, "write")
+    bad = kb.buffer("bad", "i32", "write") if flag else None
+    src = kb.buffer("src", dtype, "read")
+    indices = kb.buffer("indices", index_dtype, "read")
+    total, n32 = kb.scalar("total", "i32"), kb.scalar("n", "i32")
+    chunk, stride = kb.scalar("chunk", "i32"), kb.scalar("lane_stride", "i32")
+    tiles = kb.scalar("tiles", "i32")
+    n = kb.let("n64", n32.cast("i64"))
+    lane = kb.global_id()
+    t = kb.let("t", lane / stride)
+    with kb.if_((lane % stride == 0) & (t < tiles)):
+        begin = kb.let("begin", t * chunk)
+        end = kb.let("end", where(chunk < total - begin, begin + chunk, total))
+        miss = kb.let("miss", kb.const(0, "i32")) if flag else None
+        with kb.for_("j", begin, end) as j:
+            idx = kb.let("idx", normalized_index(indices[j].cast("i64"), n, mode))
+            if flag:
+                kb.assign(miss, miss | where((idx < 0) | (idx >= n), 1, 0))
+                idx = call("min", call("max", idx, 0), n - 1)
+            kb.store(out, j, src[idx])
+        if flag:
+            with kb.if_(miss != 0):
+                kb.store(bad, 0, 1)
     return kb.build()
 
 
@@ -100,13 +146,36 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
     s = plan.param(src, dtype)
     ix = plan.param(indices, index_dtype)
     fused = mode == "raise" and indices.size > 0
-    kernel = gather_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg, fused)
     bad = [plan.output("i32", 1)] if fused else []
-    plan.launch(kernel, groups_for(total, wg), [out, *bad, s, ix],
-                [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
+    if outer == 1 and inner == 1 and total > 0 and host_like(backend):
+        tiles, chunk, stride = _host_tiles(total)
+        plan.launch(gather_tile_kernel(dtype, index_dtype, mode, fused),
+                    ceil_div(tiles * stride, TILE_WORKGROUP), [out, *bad, s, ix],
+                    [("i32", total), ("i32", n), ("i32", chunk), ("i32", stride),
+                     ("i32", tiles)])
+    else:
+        kernel = gather_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg, fused)
+        plan.launch(kernel, groups_for(total, wg), [out, *bad, s, ix],
+                    [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
     result, *flag = plan.run(backend)
     raise_flagged(flag, indices, n, "gather")
     return result.reshape(out_shape)
+
+
+#: outputs below which the host gather runs as one tile on the calling thread
+INLINE_TOTAL = 1 << 16
+
+
+def _host_tiles(total: int) -> tuple[int, int, int]:
+    """``(tiles, chunk, lane_stride)`` of the host tile gather: one tile for a small
+    output, else four per CPU thread, spaced so that the pool (which splits a launch at
+    16384 work-items per thread) gives every thread its share."""
+    if total < INLINE_TOTAL:
+        return 1, total, 1
+    threads = os.cpu_count() or 1
+    chunk = ceil_div(total, 4 * threads)
+    tiles = ceil_div(total, chunk)
+    return tiles, chunk, ceil_div(16384 * threads, tiles)
 
 
 def raise_flagged(flag: list[np.ndarray], indices: np.ndarray, n: int, family: str) -> None:
