@@ -13,8 +13,9 @@ deterministic for a given tile count (independent of thread scheduling). Integer
 exact (wrapping like numpy's). Needs no atomics, so it runs on every backend.
 
 Worth it where the private copies are cheap: a host-memory (CPU) backend (even with one
-thread: plain adds beat atomic ones), one tile per pool thread, and an output much smaller than the number of values (the default picks it then,
-see :func:`accy_kernels._dispatch.pick_scatter_add`). The tile count comes from the
+thread: plain adds beat atomic ones), one tile per pool thread, and an output much smaller
+than the number of values (the default picks it then, see
+:func:`accy_kernels._dispatch.pick_accumulate`). The tile count comes from the
 candidate option ``tiles`` (else the backend's thread count), and the launch is spread with
 idle lanes so that the CPU thread pool gives every thread a tile (as ``sort_radix``).
 
