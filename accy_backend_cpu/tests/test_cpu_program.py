@@ -68,3 +68,48 @@ def test_compiled_module_shares_one_engine():
     got_a, got_s = exe(x)
     np.testing.assert_allclose(got_s, (2 * x).sum(axis=1), rtol=1e-5)
     np.testing.assert_allclose(got_a, np.exp(x) + 1, rtol=1e-5)
+
+
+def test_large_program_compiles_in_parts_into_one_engine(cpu, monkeypatch):
+    from accy_backend_cpu.program_parts import MIN_PARALLEL_KERNELS
+
+    values = [float(v) for v in range(1, MIN_PARALLEL_KERNELS + 2)]
+    kernels = [add_kernel(f"plus_{i}", v) for i, v in enumerate(values)]
+    kernels.append(add_kernel("plus_0_again", values[0]))  # deduplicated before the split
+    x = np.arange(40, dtype=np.float32)
+    monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "1")
+    serial = cpu.compile_program(kernels, name="serial")
+    monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "2")
+    art = cpu.compile_program(kernels, name="parts")
+    assert len(serial.metadata["objects"]) == 1
+    assert len(art.metadata["objects"]) > 1 and sum(art.metadata["objects"]) == len(art.data)
+    assert art.metadata["entries"] == serial.metadata["entries"]
+    assert art.metadata["entries"]["plus_0_again"] == "plus_0"
+    for artifact in (serial, art):
+        loaded = cpu.load_program(artifact)
+        assert len({id(lk.engine) for lk in loaded.values()}) == 1
+        for i, v in enumerate(values):
+            np.testing.assert_array_equal(run(cpu, loaded[f"plus_{i}"], x), x + v)
+        np.testing.assert_array_equal(run(cpu, loaded["plus_0_again"], x), x + values[0])
+
+
+def test_corrupt_object_sizes_are_a_launch_error(cpu):
+    from dataclasses import replace
+
+    art = cpu.compile_program([add_kernel("one", 1.0)], name="one")
+    bad = replace(art, metadata={**art.metadata, "objects": [1, len(art.data)]})
+    with pytest.raises(LaunchError, match="do not split"):
+        cpu.load_program(bad)
+
+
+def test_partition_balances_and_keeps_every_item():
+    from accy_backend_cpu.program_parts import partition
+
+    weights = [50, 10, 40, 10, 30, 20, 20]
+    groups = partition(list(range(7)), weights, 3)
+    assert sorted(i for g in groups for i in g) == list(range(7))
+    totals = [sum(weights[i] for i in g) for g in groups]
+    assert totals == sorted(totals, reverse=True) and max(totals) - min(totals) <= 10
+    assert all(g == sorted(g) for g in groups)
+    assert partition(list(range(7)), weights, 3) == groups  # deterministic
+    assert partition([1, 2], [5, 5], 8) == [[1], [2]] and partition([1], [5], 1) == [[1]]

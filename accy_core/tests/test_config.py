@@ -29,6 +29,7 @@ def test_defaults():
     assert config.cuda_device() == 0
     assert config.opencl_device() is None
     assert config.codegen_in_process() is False
+    assert config.codegen_workers() == min(os.cpu_count() or 1, 4)
 
 
 def test_values_are_read_at_call_time(monkeypatch, tmp_path):
@@ -76,6 +77,7 @@ def test_bad_boolean_names_variable_expected_and_got(monkeypatch):
     ("ACCY_VULKAN_DEVICE", config.vulkan_device, "-1", 0),
     ("ACCY_CUDA_DEVICE", config.cuda_device, "gpu0", 0),
     ("ACCY_OPENCL_DEVICE", config.opencl_device, "-2", 0),
+    ("ACCY_CODEGEN_WORKERS", config.codegen_workers, "0", 1),
 ])
 def test_bad_integers(monkeypatch, name, accessor, bad, minimum):
     monkeypatch.setenv(name, bad)

@@ -23,13 +23,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.codegen import compile_llvm, emit_llvm_ir, emit_llvm_module, start_worker
+from accy.codegen import (
+    compile_llvm,
+    compile_llvm_many,
+    emit_llvm_ir,
+    emit_llvm_module,
+    start_worker,
+)
 from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
 
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
+from accy_backend_cpu.program_parts import (
+    KERNEL_WEIGHT,
+    MIN_PARALLEL_KERNELS,
+    pack_objects,
+    partition,
+    unpack_objects,
+)
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
 from accy_backend_cpu.vecmath import link_vecmath
@@ -173,11 +187,15 @@ class CpuBackend:
                         name: str = "program") -> Any:
         """Compile all ``kernels`` of one program into a single ``"obj"`` :class:`Artifact`.
 
-        One LLVM module holds every kernel, so the program costs one codegen round trip and
+        One LLVM module holds the kernels, so the program costs one codegen round trip and
         one target-machine set-up, and :meth:`load_program` one JIT engine. Kernels equal up
         to their name (a Python loop unrolled at trace time repeats the same kernel) share
-        one function. Metadata: ``kernels`` (name → per-kernel metadata, as :meth:`compile`)
-        and ``entries`` (name → symbol).
+        one function. A program of at least ``MIN_PARALLEL_KERNELS`` distinct kernels is
+        split into up to twice ``ACCY_CODEGEN_WORKERS`` modules of similar size, compiled on
+        that many worker processes at once (:mod:`accy_backend_cpu.program_parts`), and its
+        object files are loaded into the one engine. Metadata: ``kernels`` (name →
+        per-kernel metadata, as :meth:`compile`), ``entries`` (name → symbol) and
+        ``objects`` (the sizes of the object files packed end to end in ``data``).
 
         Raises:
             VerifyError: an invalid kernel, or two kernels of the same name.
@@ -186,6 +204,7 @@ class CpuBackend:
         """
         noalias = bool(dict(options or {}).get("noalias", True))
         unique: dict[str, Kernel] = {}
+        weights: dict[str, int] = {}
         entries: dict[str, str] = {}
         metas: dict[str, dict[str, Any]] = {}
         for kernel in kernels:
@@ -198,18 +217,27 @@ class CpuBackend:
                 rest = text
             shape = hashlib.sha256(rest.encode()).hexdigest()
             entries[kernel.name] = unique.setdefault(shape, kernel).name
+            weights.setdefault(entries[kernel.name], KERNEL_WEIGHT + len(text))
             fingerprint = hashlib.sha256(text.encode()).hexdigest()
             metas[kernel.name] = self._metadata(kernel, noalias, fingerprint)
-        text = emit_llvm_module(list(unique.values()), self.target, noalias=noalias,
-                                module_name=name)
-        data = compile_llvm(self.target.request(link_vecmath(text), ("obj",)))["obj"]
+        distinct = list(unique.values())
+        workers = config.codegen_workers() if len(distinct) >= MIN_PARALLEL_KERNELS else 1
+        groups = partition(distinct, [weights[k.name] for k in distinct], 2 * workers
+                           if workers > 1 else 1)
+        requests = [
+            self.target.request(link_vecmath(emit_llvm_module(
+                group, self.target, noalias=noalias,
+                module_name=name if len(groups) == 1 else f"{name}.{i}")), ("obj",))
+            for i, group in enumerate(groups)
+        ]
+        data, sizes = pack_objects([out["obj"] for out in compile_llvm_many(requests, workers)])
         return Artifact(
             backend="cpu",
             kernel_name=name,
             format="obj",
             data=data,
             entry="",
-            metadata={"program": True, "kernels": metas, "entries": entries,
+            metadata={"program": True, "kernels": metas, "entries": entries, "objects": sizes,
                       "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()},
         )
 
@@ -244,8 +272,10 @@ class CpuBackend:
                 f"another CPU or LLVM ({artifact.metadata.get('cpu')}); recompile"
             )
 
-    def _engine(self, data: bytes, entries: Sequence[str]) -> tuple[Any, dict[str, int]]:
-        """A fresh MCJIT engine holding object ``data``; the address of each entry."""
+    def _engine(self, objects: Sequence[bytes],
+                entries: Sequence[str]) -> tuple[Any, dict[str, int]]:
+        """A fresh MCJIT engine holding the object files ``objects`` (added one after another
+        under the JIT lock); the address of each entry."""
         import llvmlite.binding as llvm
 
         with self._jit_lock:
@@ -253,7 +283,8 @@ class CpuBackend:
                 cpu=self.target.cpu, features=self.target.features, jit=True
             )
             engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+            for data in objects:
+                engine.add_object_file(llvm.ObjectFileRef.from_data(data))
             engine.finalize_object()
             addresses = {e: engine.get_function_address(e) for e in entries}
         for entry, address in addresses.items():
@@ -268,7 +299,7 @@ class CpuBackend:
             LaunchError: wrong backend/format, or built for another CPU.
         """
         self._check_artifact(artifact)
-        engine, addresses = self._engine(artifact.data, [artifact.entry])
+        engine, addresses = self._engine([artifact.data], [artifact.entry])
         fn = _KERNEL_FN(addresses[artifact.entry])
         loaded = LoadedKernel(artifact, engine, fn, dict(artifact.metadata))
         self._live["kernels"].add(id(loaded))
@@ -286,7 +317,11 @@ class CpuBackend:
         if not meta.get("program"):
             raise LaunchError(f"cpu load_program: {artifact.kernel_name!r} is not a program")
         entries: dict[str, str] = meta["entries"]
-        engine, addresses = self._engine(artifact.data, sorted(set(entries.values())))
+        try:
+            objects = unpack_objects(artifact.data, meta.get("objects"))
+        except ValueError as e:
+            raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: {e}") from None
+        engine, addresses = self._engine(objects, sorted(set(entries.values())))
         functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
         out = {}
         for name, kmeta in meta["kernels"].items():

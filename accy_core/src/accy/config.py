@@ -24,6 +24,9 @@ variable                          type      meaning (default)
 ``ACCY_OPENCL_DEVICE``            int|str   OpenCL device index or name substring
                                             (first usable GPU, else accelerator, else CPU)
 ``ACCY_CODEGEN_IN_PROCESS``       bool      run LLVM in this process, not a worker (false)
+``ACCY_CODEGEN_WORKERS``          int ≥ 1   codegen worker processes one program's modules
+                                            are compiled on in parallel
+                                            (``min(os.cpu_count(), 4)``)
 ``ACCY_TUNING_CACHE``             path      tuning cache file
                                             (``$ACCY_CACHE_DIR/tuning/tuning.json``)
 ================================  ========  ==============================================
@@ -48,6 +51,7 @@ __all__ = [
     "cache_dir",
     "cache_max_bytes",
     "codegen_in_process",
+    "codegen_workers",
     "cuda_device",
     "disk_cache_disabled",
     "num_threads",
@@ -92,6 +96,8 @@ VARIABLES: tuple[Variable, ...] = (
         "ACCY_OPENCL_DEVICE", "int|str", "first suitable", "OpenCL device index or name substring"
     ),
     Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
+    Variable("ACCY_CODEGEN_WORKERS", "int", "min(os.cpu_count(), 4)",
+             "codegen worker processes for parallel compilation"),
     Variable("ACCY_TUNING_CACHE", "path", "<cache dir>/tuning/tuning.json", "tuning cache file"),
 )
 
@@ -299,3 +305,14 @@ def codegen_in_process() -> bool:
         InputError: the value is not a boolean.
     """
     return _bool("ACCY_CODEGEN_IN_PROCESS", False)
+
+
+def codegen_workers() -> int:
+    """Return ``ACCY_CODEGEN_WORKERS``: how many codegen worker processes compile the modules
+    of one program in parallel (default ``min(os.cpu_count(), 4)``; 1 = serial).
+
+    Raises:
+        InputError: the value is not an integer >= 1.
+    """
+    value = _int("ACCY_CODEGEN_WORKERS", 1)
+    return value if value is not None else min(os.cpu_count() or 1, 4)

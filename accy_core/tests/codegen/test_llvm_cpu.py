@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import llvmlite.binding as llvm
 import pytest
-from accy.codegen import BaseTarget, CodegenRequest, compile_llvm, emit_llvm_ir
+from accy.codegen import BaseTarget, CodegenRequest, compile_llvm, compile_llvm_many, emit_llvm_ir
 from accy.codegen.worker import shutdown_worker
 from accy.errors import CodegenError
 from accy.kernel import KernelBuilder, call, where
@@ -89,6 +89,24 @@ def test_worker_reports_bad_ir_and_survives_a_crash():
     text = emit_llvm_ir(barrier_kernel(), HostTarget())
     out = compile_llvm(CodegenRequest(text, HostTarget.triple, outputs=("obj", "llvm-opt")))
     assert out["obj"] and b"define void @reduce" in out["llvm-opt"]
+    shutdown_worker()
+
+
+def test_parallel_compiles_equal_serial_and_survive_a_crash():
+    texts = [emit_llvm_ir(barrier_kernel(), HostTarget()).replace("@reduce", f"@reduce{i}")
+             for i in range(3)]
+    requests = [CodegenRequest(t, HostTarget.triple, outputs=("llvm-opt",)) for t in texts]
+    serial = compile_llvm_many(requests, workers=1)
+    parallel = compile_llvm_many(requests, workers=2)
+    assert parallel == serial and b"define void @reduce2" in parallel[2]["llvm-opt"]
+    crash = CodegenRequest("", HostTarget.triple, abort_for_testing=True)
+    with pytest.raises(CodegenError, match="LLVM ERROR") as info:
+        compile_llvm_many([requests[0], crash, requests[1]], workers=2)
+    assert info.value.crashed
+    with pytest.raises(CodegenError, match="error:"):  # an IR error reaches the caller too
+        compile_llvm_many([requests[0], CodegenRequest("define void @f() { ret i32 0 }",
+                                                       HostTarget.triple)], workers=2)
+    assert compile_llvm_many(requests, workers=2) == serial  # the crashed worker was replaced
     shutdown_worker()
 
 

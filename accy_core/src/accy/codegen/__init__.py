@@ -21,6 +21,7 @@ __all__ = [
     "CodegenRequest",
     "TargetDescription",
     "compile_llvm",
+    "compile_llvm_many",
     "emit_llvm_ir",
     "emit_llvm_module",
     "llvm_type",
@@ -31,7 +32,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    if name in ("CodegenRequest", "compile_llvm", "start_worker"):
+    if name in ("CodegenRequest", "compile_llvm", "compile_llvm_many", "start_worker"):
         from accy.codegen import worker
 
         return getattr(worker, name)

@@ -5,10 +5,15 @@ llvmlite is built with assertions: an LLVM bug aborts the whole process (``LLVM 
 (``python -m accy.codegen.worker``) over pipes. Messages are pickled dicts with an 8-byte
 little-endian length prefix. If the child dies, the call raises
 :class:`~accy.errors.CodegenError` with the tail of the child's stderr and the next call
-starts a fresh child. One lock serialises callers, so threads share the worker safely.
+starts a fresh child. A lock per worker serialises its callers, so threads share workers
+safely.
 
 ``ACCY_CODEGEN_IN_PROCESS=1`` compiles in the calling process instead (faster start, no
 protection; ``llvm.set_option`` strings then apply to the whole process).
+
+:func:`compile_llvm_many` compiles independent modules (the parts of one program) on up to
+``ACCY_CODEGEN_WORKERS`` worker processes at once, each with its own lock; the object code
+comes back to the caller, which loads it serially (one JIT engine is not thread-safe).
 
 Output kinds: ``"obj"`` (object file bytes), ``"asm"`` (assembly text), ``"ptx"`` (assembly
 text of an NVPTX target), ``"spirv-obj"`` (SPIR-V binary from ``emit_object``),
@@ -26,13 +31,15 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from accy.errors import CodegenError
 
-__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "shutdown_worker", "start_worker"]
+__all__ = ["OUTPUT_KINDS", "CodegenRequest", "compile_llvm", "compile_llvm_many", "shutdown_worker",
+           "start_worker"]
 
 OUTPUT_KINDS = frozenset({"obj", "asm", "ptx", "spirv-obj", "llvm-opt", "llvm"})
 _PIPELINES = ("default", "light", "none")
@@ -312,34 +319,90 @@ class _Worker:
         self.stderr.close()
 
 
-_lock = threading.Lock()
-_worker: _Worker | None = None
+class _Slot:
+    """One worker process (started on first use, replaced after a crash) and its lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.worker: _Worker | None = None
+
+    def live_worker(self) -> _Worker:
+        """The slot's running worker, started when there is none (call with ``lock`` held)."""
+        if self.worker is None or self.worker.proc.poll() is not None:
+            self.worker = _Worker()
+        return self.worker
+
+    def close(self) -> None:
+        with self.lock:
+            if self.worker is not None:
+                self.worker.close()
+                self.worker = None
+
+
+_slots_lock = threading.Lock()
+_slots: list[_Slot] = []
+
+
+def _slot(index: int) -> _Slot:
+    """Worker slot ``index`` (0: the one every single request uses), created on demand."""
+    with _slots_lock:
+        while len(_slots) <= index:
+            _slots.append(_Slot())
+        return _slots[index]
 
 
 def shutdown_worker() -> None:
-    """Stop the worker process if one is running (the next compile starts a new one)."""
-    global _worker
-    with _lock:
-        if _worker is not None:
-            _worker.close()
-            _worker = None
+    """Stop every worker process that is running (the next compile starts new ones)."""
+    with _slots_lock:
+        slots = list(_slots)
+    for slot in slots:
+        slot.close()
 
 
 def start_worker() -> None:
-    """Start the worker process now, without waiting for it (no-op when one is running or
-    compilation is in-process): its start-up (~0.1-0.3 s: Python and LLVM) then overlaps
-    the caller's tracing and passes instead of delaying the first compile."""
-    global _worker
+    """Start the first worker process now, without waiting for it (no-op when one is running
+    or compilation is in-process): its start-up (~0.1-0.3 s: Python and LLVM) then overlaps
+    the caller's tracing and passes instead of delaying the first compile. Further workers
+    (:func:`compile_llvm_many`) start only when a program has modules for them."""
     from accy import config
 
     if config.codegen_in_process():
         return
-    with _lock:
-        if _worker is None or _worker.proc.poll() is not None:
-            _worker = _Worker()
+    slot = _slot(0)
+    with slot.lock:
+        slot.live_worker()
 
 
 atexit.register(shutdown_worker)  # no orphaned worker (or ResourceWarning) at interpreter exit
+
+
+def _compile_on(slot: _Slot, request: CodegenRequest) -> dict[str, bytes]:
+    """Send ``request`` to ``slot``'s worker and return its outputs (see :func:`compile_llvm`)."""
+    with slot.lock:
+        w = slot.live_worker()
+        try:
+            assert w.proc.stdin is not None and w.proc.stdout is not None
+            _write_message(w.proc.stdin, asdict(request))
+            reply = _read_message(w.proc.stdout)
+        except (BrokenPipeError, OSError):
+            reply = None
+        if reply is None:
+            w.proc.wait()
+            tail = w.stderr_tail()
+            code = w.proc.returncode
+            w.close()
+            slot.worker = None
+            raise CodegenError(
+                f"codegen worker died (exit code {code}) while compiling for "
+                f"{request.triple!r}; LLVM said:\n{tail or '(no output)'}",
+                llvm_message=tail,
+                ir_excerpt=request.ir[:2000],
+                crashed=True,
+            )
+    assert isinstance(reply, dict)
+    if not reply["ok"]:
+        raise reply["error"]
+    return reply["outputs"]
 
 
 def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
@@ -352,38 +415,67 @@ def compile_llvm(request: CodegenRequest) -> dict[str, bytes]:
         CodegenError: LLVM rejected the IR (message, LLVM text and an IR excerpt), or the
             worker died (its last stderr lines, e.g. ``LLVM ERROR: ...``).
     """
-    global _worker
     from accy import config
 
     if config.codegen_in_process():
         return compile_here(request)
-    with _lock:
-        if _worker is None or _worker.proc.poll() is not None:
-            _worker = _Worker()
-        w = _worker
-        try:
-            assert w.proc.stdin is not None and w.proc.stdout is not None
-            _write_message(w.proc.stdin, asdict(request))
-            reply = _read_message(w.proc.stdout)
-        except (BrokenPipeError, OSError):
-            reply = None
-        if reply is None:
-            w.proc.wait()
-            tail = w.stderr_tail()
-            code = w.proc.returncode
-            w.close()
-            _worker = None
-            raise CodegenError(
-                f"codegen worker died (exit code {code}) while compiling for "
-                f"{request.triple!r}; LLVM said:\n{tail or '(no output)'}",
-                llvm_message=tail,
-                ir_excerpt=request.ir[:2000],
-                crashed=True,
-            )
-    assert isinstance(reply, dict)
-    if not reply["ok"]:
-        raise reply["error"]
-    return reply["outputs"]
+    return _compile_on(_slot(0), request)
+
+
+def compile_llvm_many(requests: Sequence[CodegenRequest],
+                      workers: int | None = None) -> list[dict[str, bytes]]:
+    """Compile independent ``requests`` in parallel over several worker processes.
+
+    The calling thread feeds the first worker (the warm one); one helper thread per further
+    worker starts that worker and takes requests from the same queue, so a worker that is
+    still starting up delays nothing: the others take its share. Put the largest requests
+    first. The results are those of :func:`compile_llvm` on each request, in order.
+
+    Args:
+        requests: the requests (independent modules).
+        workers: worker processes to use (default ``ACCY_CODEGEN_WORKERS``); at most one per
+            request; 1, or ``ACCY_CODEGEN_IN_PROCESS``, compiles them one after another.
+
+    Raises:
+        CodegenError: as :func:`compile_llvm`, for the first failed request (by position);
+            the requests queued behind a failure are not compiled, and a crashed worker is
+            replaced on the next call.
+    """
+    from accy import config
+
+    n = min(len(requests), workers if workers is not None else config.codegen_workers())
+    if n <= 1 or config.codegen_in_process():
+        return [compile_llvm(r) for r in requests]
+    pending = list(enumerate(requests))
+    pending.reverse()  # pop() from the end takes them in the given order
+    results: list[dict[str, bytes] | None] = [None] * len(requests)
+    errors: list[tuple[int, BaseException]] = []
+    queue_lock = threading.Lock()
+
+    def drain(index: int) -> None:
+        slot = _slot(index)
+        while True:
+            with queue_lock:
+                if errors or not pending:
+                    return
+                position, request = pending.pop()
+            try:
+                results[position] = _compile_on(slot, request)
+            except BaseException as e:  # noqa: BLE001 - re-raised by the caller below
+                with queue_lock:
+                    errors.append((position, e))
+                return
+
+    helpers = [threading.Thread(target=drain, args=(i,), name=f"accy-codegen-{i}", daemon=True)
+               for i in range(1, n)]
+    for t in helpers:
+        t.start()
+    drain(0)
+    for t in helpers:
+        t.join()
+    if errors:
+        raise min(errors, key=lambda e: e[0])[1]
+    return [r for r in results if r is not None]
 
 
 if __name__ == "__main__":
