@@ -256,9 +256,11 @@ def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
     """Store the tile. ``split``: whole tiles store without per-element bounds checks — the
     barriers make the branch a work-group-level one, each side its own work-item loop
     (host targets only: LLVM's SPIR-V backend misplaces the code SimplifyCFG hoists out of
-    such a branch, after its ``OpSelectionMerge``). The stores stay scalar (LLVM neither
-    vectorizes the lane loop nor SLP-packs it after unrolling): a cost of ``MR x NR``
-    stores per tile, small against ``k`` steps of the microkernel."""
+    such a branch, after its ``OpSelectionMerge``). Whole tiles store one row per
+    work-item loop (a barrier after each): with all ``MR`` rows in one loop, LLVM's loop
+    vectorizer gave up on the dependences between stores ``n`` elements apart and the
+    ``MR x NR`` stores (and the epilogue) ran scalar, through the stack; one row's ``NV``
+    stores are a constant distance apart and vectorize."""
     mr, nv = len(acc), len(acc[0])
 
     def guarded() -> None:
@@ -276,7 +278,7 @@ def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
             for v in range(nv):
                 store_element(kb, c, epilogue, acc[r][v], bt, i0 + r, j0 + v * lanes, m, n, None,
                        lid, rows[r], accumulate)
-        kb.barrier()
+            kb.barrier()  # one row per work-item loop: see the docstring
     with kb.else_():
         guarded()
         kb.barrier()
