@@ -21,6 +21,7 @@ into contiguous ranges (:func:`spread` spreads small launches over the threads).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from accy.families import Candidate, host_like
@@ -43,7 +44,7 @@ def simd_lanes(backend, dtype: str) -> int:
 
 @functools.cache
 def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8,
-                split: bool = False, group: int = 1):
+                split: bool = False, group: int = 1, guard: bool = True):
     """Pack an operand into k-major panels of ``width`` rows (A) or columns (B).
 
     Buffers (packed: write, src: read); scalars rows, k, tiles, stride (i32), offset,
@@ -65,13 +66,15 @@ def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8,
     pack on index arithmetic: 9 ns per element, as long as the product's k-block at 1024).
     ``split`` (host targets, see :func:`_store_tile`): whole panels copy without the row
     clamp, so that ``unit="rows"`` loads are vector loads (the clamped form compiles to
-    ``width`` scalar loads per ``p``: 1.8 ms for a 1024^2 f32 ``B``).
+    ``width`` scalar loads per ``p``: 1.8 ms for a 1024^2 f32 ``B``). ``guard`` False
+    (device targets, where :func:`spread` is 1): no branch on the group id around the
+    barriers (see :func:`_active`).
     """
     wg = lanes if unit == "k" else width
     if unit == "k":
         group = 1
     name = f"matmul_pack_{dtype}_w{width}_{unit}{wg}{'s' if split else ''}" + \
-        (f"_g{group}" if group > 1 else "")
+        (f"_g{group}" if group > 1 else "") + ("" if guard else "_u")
     kb = KernelBuilder(name, wg)
     out, src = kb.buffer("packed", dtype, "write"), kb.buffer("src", dtype, "read")
     rows, k = kb.scalar("rows", "i32"), kb.scalar("k", "i32")
@@ -79,7 +82,7 @@ def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8,
     off, sb, sr, sk = (kb.scalar(n, "i64") for n in ("offset", "s_batch", "s_row", "s_k"))
     g, lid = kb.group_id(), kb.local_id()
     zero = kb.const(0, dtype)
-    with kb.if_(g % stride == 0):
+    with _active(kb, g % stride == 0, guard):
         k64 = kb.let("pk_k", k.cast("i64"))
         if unit != "k":
             gpb = kb.let("pk_gpb", (tiles + (group - 1)) / group)  # groups per batch
@@ -156,7 +159,9 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     before the epilogue (the k-blocks after the first). ``ksplit``: split-K
     (:mod:`accy_kernels.matmul_splitk`); the batch index ``s`` of a tile is its split, which
     sums ``p0 + s*ks <= p < min(p1, p0 + (s+1)*ks)`` (extra scalar ks, i64) into slice ``s``
-    of ``C`` (operand batch strides 0).
+    of ``C`` (operand batch strides 0). ``split``: a host target (whole-tile stores, see
+    :func:`_store_tile`; idle groups of :func:`spread`); False: every group computes tile
+    ``g`` (``stride`` 1), with no branch around the barriers (:func:`_active`).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
@@ -176,7 +181,7 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
     mcb, ncb = kb.scalar("mc_tiles", "i32"), kb.scalar("nc_tiles", "i32")
     g, lid = kb.group_id(), kb.local_id()
-    with kb.if_((g % stride == 0) & (g / stride < tiles)):
+    with _active(kb, (g % stride == 0) & (g / stride < tiles), split):
         t = kb.let("mm_t", g / stride)
         per = kb.let("mm_per", tm * tn)
         bt = kb.let("mm_b", t / per)
@@ -227,6 +232,16 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
         _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
                     accumulate)
     return kb.build()
+
+
+def _active(kb: KernelBuilder, cond, guard: bool):
+    """``if cond:`` around a kernel body with barriers where ``guard`` (host targets: the
+    idle work-groups of :func:`spread`), else nothing (device targets launch one group per
+    panel or tile, all active). The condition is uniform over the group, so the barriers
+    inside are reached by all of its work-items or none, but PoCL miscomputed a body with
+    barriers inside such a branch (see :mod:`accy_kernels.matmul_gemv`): device targets do
+    not get one."""
+    return kb.if_(cond) if guard else contextlib.nullcontext()
 
 
 def tile_order(kb: KernelBuilder, rem, tm, tn, mcb, ncb):
@@ -469,7 +484,7 @@ def _pack(plan, backend, dst, src, batches, tiles, width, rows, k, off, strides)
     host = host_like(backend)
     group = PACK_GROUP if host and unit != "k" and tiles >= PACK_GROUP * _threads(backend) \
         else 1
-    kernel = pack_kernel(dst.dtype, width, unit, lanes, host and unit != "k", group)
+    kernel = pack_kernel(dst.dtype, width, unit, lanes, host and unit != "k", group, host)
     groups = batches * ceil_div(tiles, group)
     stride = spread(backend, groups, kernel.workgroup_size)
     plan.launch(kernel, groups * stride, [dst, src],
