@@ -211,3 +211,76 @@ def test_split_k_choice():
     assert splits_for(prob(6, 16, 1500), 1, 8, none) == 1  # slices under MIN_SLICE
     assert splits_for(prob(6, 16, 1 << 20, batch=2), 2, 8, none) == 1
 
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("batch", ["none", "both"])
+def test_matmul_grouped_pack(dtype, batch):
+    """``B`` packed 8 panels per work-group on the CPU: 17 and 20 panels (a partial last
+    group and a partial last panel), per batch; a ``B`` with no unit stride (``unit="any"``),
+    and M = 1, 7, 127 row tiles over it."""
+    rng = np.random.default_rng(zlib.crc32(f"gp{dtype}{batch}".encode()))
+    for m, n, k in [(31, 257, 7), (7, 320, 33), (1, 300, 5), (127, 263, 1)]:
+        sa, sb = _batched((m, n, k), batch)
+        a = _operand(rng, dtype, sa, False)
+        b = _operand(rng, dtype, sb, False)
+        check(ak.matmul(a, b, variant="blocked"), a, b, dtype)
+    big = _operand(rng, dtype, (66, 3 * 300), False)
+    b = big[::2, ::3]  # strides (2*900, 3): packed through both run-time strides
+    a = _operand(rng, dtype, (9, 33), False)
+    check(ak.matmul(a, b, variant="blocked"), a, b, dtype)
+
+
+def _barriers_under_if(stmts, inside=False) -> int:
+    from accy.kernel import ir
+
+    count = 0
+    for s in stmts:
+        if isinstance(s, ir.Barrier):
+            count += inside
+        elif isinstance(s, ir.For):
+            count += _barriers_under_if(s.body, inside)
+        elif isinstance(s, ir.If):
+            count += _barriers_under_if(s.then, True) + _barriers_under_if(s.orelse, True)
+    return count
+
+
+def test_device_kernels_have_no_barrier_under_a_branch():
+    """Device targets (PoCL, lavapipe, CUDA) get blocked and pack kernels with no branch
+    around a barrier (PoCL miscomputed such bodies even with a group-uniform condition);
+    the host forms keep the group-id guard of the thread pool's idle groups."""
+    from accy_kernels.matmul_blocked import blocked_kernel, pack_kernel
+    from accy_kernels.matmul_gemv import cols_kernel, rows_kernel
+    from accy_kernels.matmul_tiled import tiled_kernel
+
+    device = [blocked_kernel("f32", 6, 8, 2, 4, pa, pb, split=False)
+              for pa in (False, True) for pb in (False, True)]
+    device += [pack_kernel("f32", 16, unit, 8, False, 1, False) for unit in ("rows", "k", "any")]
+    device += [rows_kernel("f32", 16, 4, False), cols_kernel("f32", 16, 4, False, False),
+               tiled_kernel("f32", 16, 16, 4, 4, 16)]
+    for kernel in device:
+        assert _barriers_under_if(kernel.body) == 0, kernel.name
+    assert _barriers_under_if(blocked_kernel("f32", 6, 8, 2, 4, False, True).body) > 0
+    assert _barriers_under_if(pack_kernel("f32", 16, "rows", 8, True, 8, True).body) > 0
+
+
+def test_blocked_whole_tile_stores_vectorize():
+    """The whole-tile store of the CPU microkernel, bias + relu epilogue included, is vector
+    code: one row per work-item loop (all rows in one loop stored 96 scalars via the stack)."""
+    from accy.kernel import ir
+    from accy.plugins import open_backend
+    from accy_kernels.matmul_blocked import blocked_kernel, simd_lanes
+    from accy_kernels.matmul_problem import Epilogue
+
+    be = open_backend("cpu")
+    lanes = simd_lanes(be, "f32")
+
+    def relu_bias(acc, b, i, j):
+        v = ir.Binary("add", acc, ir.Load("in3", j, "f32"), "f32")
+        return [], ir.Binary("max", v, ir.Const(0.0, "f32"), "f32")
+
+    ep = Epilogue("relu_bias_test", None, (("in3", "f32"),), relu_bias)
+    text = be.emit(blocked_kernel("f32", 6, lanes, 2, 4, False, True, ep), "llvm-opt").decode()
+    # vector stores of computed values that are not the accumulators' per-lane arrays
+    stores = [line for line in text.splitlines() if "store <" in line and "%var." not in line]
+    assert len(stores) >= 12, text
