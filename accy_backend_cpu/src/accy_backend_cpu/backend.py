@@ -1,4 +1,8 @@
-"""CpuBackend: compile kernel IR to host object code, load it into MCJIT, run work-groups.
+"""CpuBackend: compile kernel IR to host object code, load it (dlopen or MCJIT), run work-groups.
+
+A program is linked into a shared object when a system linker is present and loaded with
+``ctypes`` (no llvmlite on a warm-cache load: :mod:`accy_backend_cpu.shared_object`);
+otherwise its object code goes into an MCJIT engine.
 
 Buffers are 64-byte aligned 1-D ``numpy.uint8`` arrays in host memory (``host_view`` and
 ``import_host`` are zero-copy). A launch is synchronous: it splits ``[0, groups)`` over a
@@ -25,17 +29,11 @@ from typing import Any
 import numpy as np
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.codegen import (
-    compile_llvm,
-    compile_llvm_many,
-    emit_llvm_ir,
-    emit_llvm_module,
-    start_worker,
-)
 from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
 
+from accy_backend_cpu import shared_object
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
 from accy_backend_cpu.program_parts import (
     KERNEL_WEIGHT,
@@ -59,7 +57,8 @@ _EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
 
 @dataclass
 class LoadedKernel:
-    """A kernel loaded into a JIT engine; ``function(bufs, scalars, begin, end, nwg)``."""
+    """A loaded kernel, ``function(bufs, scalars, begin, end, nwg)``; ``engine`` keeps its
+    code alive (an MCJIT engine, or the ``ctypes.CDLL`` of a linked program)."""
 
     artifact: Any
     engine: Any
@@ -143,6 +142,8 @@ class CpuBackend:
     def prepare_compile(self) -> None:
         """Start the codegen worker now (no wait): a compile is coming, and the worker's
         start-up then overlaps the passes instead of delaying the first LLVM run."""
+        from accy.codegen import start_worker
+
         start_worker()
 
     def _metadata(self, kernel: Kernel, noalias: bool,
@@ -169,6 +170,8 @@ class CpuBackend:
             VerifyError: invalid kernel. UnsupportedError: exceeds CPU limits.
             CodegenError: LLVM rejected the IR or crashed (worker process).
         """
+        from accy.codegen import compile_llvm, emit_llvm_ir
+
         options = dict(options or {})
         noalias = bool(options.get("noalias", True))
         self._check(kernel)
@@ -185,23 +188,28 @@ class CpuBackend:
 
     def compile_program(self, kernels: Sequence[Kernel], options: dict[str, Any] | None = None,
                         name: str = "program") -> Any:
-        """Compile all ``kernels`` of one program into a single ``"obj"`` :class:`Artifact`.
+        """Compile all ``kernels`` of one program into a single :class:`Artifact`: a shared
+        object (format ``"so"``) when a system linker is on ``PATH`` and the linked program
+        loads here, else object code (``"obj"``).
 
         One LLVM module holds the kernels, so the program costs one codegen round trip and
-        one target-machine set-up, and :meth:`load_program` one JIT engine. Kernels equal up
-        to their name (a Python loop unrolled at trace time repeats the same kernel) share
-        one function. A program of at least ``MIN_PARALLEL_KERNELS`` distinct kernels is
-        split into up to twice ``ACCY_CODEGEN_WORKERS`` modules of similar size, compiled on
-        that many worker processes at once (:mod:`accy_backend_cpu.program_parts`), and its
-        object files are loaded into the one engine. Metadata: ``kernels`` (name →
-        per-kernel metadata, as :meth:`compile`), ``entries`` (name → symbol) and
-        ``objects`` (the sizes of the object files packed end to end in ``data``).
+        one target-machine set-up, and :meth:`load_program` one ``dlopen`` or JIT engine.
+        Kernels equal up to their name (a Python loop unrolled at trace time repeats the same
+        kernel) share one function. A program of at least ``MIN_PARALLEL_KERNELS`` distinct
+        kernels is split into up to twice ``ACCY_CODEGEN_WORKERS`` modules of similar size,
+        compiled on that many worker processes at once (:mod:`accy_backend_cpu.program_parts`);
+        its object files are linked into the one shared object, or loaded into the one
+        engine. Metadata: ``kernels`` (name → per-kernel metadata, as :meth:`compile`),
+        ``entries`` (name → symbol) and, for object code, ``objects`` (the sizes of the
+        object files packed end to end in ``data``).
 
         Raises:
             VerifyError: an invalid kernel, or two kernels of the same name.
             UnsupportedError: a kernel exceeds the CPU limits.
             CodegenError: LLVM rejected the IR or crashed (worker process).
         """
+        from accy.codegen import compile_llvm_many, emit_llvm_module
+
         noalias = bool(dict(options or {}).get("noalias", True))
         unique: dict[str, Kernel] = {}
         weights: dict[str, int] = {}
@@ -230,16 +238,14 @@ class CpuBackend:
                 module_name=name if len(groups) == 1 else f"{name}.{i}")), ("obj",))
             for i, group in enumerate(groups)
         ]
-        data, sizes = pack_objects([out["obj"] for out in compile_llvm_many(requests, workers)])
-        return Artifact(
-            backend="cpu",
-            kernel_name=name,
-            format="obj",
-            data=data,
-            entry="",
-            metadata={"program": True, "kernels": metas, "entries": entries, "objects": sizes,
-                      "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()},
-        )
+        objects = [out["obj"] for out in compile_llvm_many(requests, workers)]
+        meta = {"program": True, "kernels": metas, "entries": entries,
+                "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()}
+        linked = shared_object.link(objects, sorted(set(entries.values())))
+        if linked is None:
+            data, meta["objects"] = pack_objects(objects)
+        return Artifact(backend="cpu", kernel_name=name, format="obj" if linked is None else "so",
+                        data=data if linked is None else linked, entry="", metadata=meta)
 
     def emit(self, kernel: Kernel, format: str) -> bytes:
         """Return ahead-of-time output: ``"llvm"`` (generated IR text), ``"llvm-opt"``,
@@ -254,16 +260,18 @@ class CpuBackend:
                 feature=format,
                 backend="cpu",
             )
+        from accy.codegen import compile_llvm, emit_llvm_ir
+
         self._check(kernel)
         text = link_vecmath(emit_llvm_ir(kernel, self.target))
         if format == "llvm":
             return text.encode()
         return compile_llvm(self.target.request(text, (format,)))[format]
 
-    def _check_artifact(self, artifact: Any) -> None:
-        if artifact.backend != "cpu" or artifact.format != "obj":
+    def _check_artifact(self, artifact: Any, formats: tuple[str, ...] = ("obj",)) -> None:
+        if artifact.backend != "cpu" or artifact.format not in formats:
             raise LaunchError(
-                f"cpu load: needs a cpu 'obj' artifact, got "
+                f"cpu load: needs a cpu {' or '.join(map(repr, formats))} artifact, got "
                 f"{artifact.backend!r} {artifact.format!r}"
             )
         if artifact.metadata.get("target_fingerprint") != self.target.fingerprint():
@@ -292,6 +300,16 @@ class CpuBackend:
                 raise LaunchError(f"cpu load: entry {entry!r} not found in the object")
         return engine, addresses
 
+    @staticmethod
+    def _library(artifact: Any, entries: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+        """The ``ctypes.CDLL`` of a linked program and each entry's function."""
+        try:
+            library = shared_object.load_library(artifact.data)
+            return library, {e: _KERNEL_FN((e, library)) for e in entries}
+        except (OSError, AttributeError) as e:
+            raise LaunchError(f"cpu load: the shared object of {artifact.kernel_name!r} "
+                              f"does not load here ({e}); recompile") from e
+
     def load(self, artifact: Any) -> LoadedKernel:
         """Load an ``"obj"`` artifact of one kernel into a fresh MCJIT engine.
 
@@ -306,26 +324,32 @@ class CpuBackend:
         return loaded
 
     def load_program(self, artifact: Any) -> dict[str, LoadedKernel]:
-        """Load a :meth:`compile_program` artifact into one MCJIT engine; kernel name →
-        :class:`LoadedKernel` (kernels sharing a function share its entry point).
+        """Load a :meth:`compile_program` artifact — a shared object with ``dlopen``, object
+        code into one MCJIT engine; kernel name → :class:`LoadedKernel` (kernels sharing a
+        function share its entry point).
 
         Raises:
-            LaunchError: wrong backend/format, not a program, or built for another CPU.
+            LaunchError: wrong backend/format, not a program, built for another CPU, or a
+                shared object that does not load here.
         """
-        self._check_artifact(artifact)
+        self._check_artifact(artifact, ("obj", "so"))
         meta = artifact.metadata
         if not meta.get("program"):
             raise LaunchError(f"cpu load_program: {artifact.kernel_name!r} is not a program")
         entries: dict[str, str] = meta["entries"]
-        try:
-            objects = unpack_objects(artifact.data, meta.get("objects"))
-        except ValueError as e:
-            raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: {e}") from None
-        engine, addresses = self._engine(objects, sorted(set(entries.values())))
-        functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
+        symbols = sorted(set(entries.values()))
+        if artifact.format == "so":
+            engine, functions = self._library(artifact, symbols)
+        else:
+            try:
+                objects = unpack_objects(artifact.data, meta.get("objects"))
+            except ValueError as e:
+                raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: {e}") from None
+            engine, addresses = self._engine(objects, symbols)
+            functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
         out = {}
         for name, kmeta in meta["kernels"].items():
-            view = Artifact(backend="cpu", kernel_name=name, format="obj", data=b"",
+            view = Artifact(backend="cpu", kernel_name=name, format=artifact.format, data=b"",
                             entry=entries[name], metadata=kmeta)
             out[name] = LoadedKernel(view, engine, functions[entries[name]], dict(kmeta))
             self._live["kernels"].add(id(out[name]))

@@ -1,6 +1,8 @@
 """Entry point of the CPU backend plugin (``[project.entry-points.accy] cpu``).
 
-Imports nothing heavy: llvmlite is imported by ``probe()``/``open()``, not at plugin load.
+Imports nothing heavy: llvmlite is imported by ``probe()``/``open()``, not at plugin load,
+and not even there when an earlier process with the same CPU and llvmlite stored what it
+found (:mod:`accy_backend_cpu.host_cache`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ hookimpl = pluggy.HookimplMarker("accy")
 def _probe() -> Any:
     from accy.backend import ProbeResult
 
-    try:
-        import llvmlite.binding as llvm
+    from accy_backend_cpu.host_cache import cached_host
 
-        llvm.initialize_native_target()
+    if cached_host() is not None:  # llvmlite worked here with this CPU and this library
+        return ProbeResult(True, "")
+    try:
+        from accy_backend_cpu.target import host_info
+
+        host_info()  # imports llvmlite, initialises the native target, stores the answer
     except Exception as e:  # noqa: BLE001 - the reason is the answer
         return ProbeResult(False, f"llvmlite unusable: {type(e).__name__}: {e}")
     return ProbeResult(True, "")

@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
+from typing import TYPE_CHECKING
 
-from accy.codegen import GENERATOR_REVISION, BaseTarget, CodegenRequest
+from accy.codegen.target import GENERATOR_REVISION, BaseTarget
 
+from accy_backend_cpu.host_cache import HostInfo, cached_host, store_host
 from accy_backend_cpu.vecmath import VECMATH_F32
 
-__all__ = ["CpuTarget", "host_machine"]
+if TYPE_CHECKING:
+    from accy.codegen import CodegenRequest
+
+__all__ = ["CpuTarget", "host_info", "host_machine", "llvm_host_info"]
 
 
-@cache
-def host_machine() -> tuple[str, str, str]:
-    """Return ``(triple, cpu name, feature string)`` of this host (cached).
-
-    ``ACCY_CPU_NAME``/``ACCY_CPU_FEATURES`` are not consulted; ahead-of-time builds for other
-    CPUs pass ``cpu``/``features`` to :class:`CpuTarget` explicitly.
-    """
+def llvm_host_info() -> HostInfo:
+    """Ask llvmlite for this host's ``(triple, cpu name, feature string, LLVM version)``
+    (imports llvmlite and initialises the native target and asm printer)."""
     import llvmlite.binding as llvm
 
     llvm.initialize_native_target()
@@ -32,7 +33,29 @@ def host_machine() -> tuple[str, str, str]:
         llvm.get_process_triple(),
         llvm.get_host_cpu_name(),
         llvm.get_host_cpu_features().flatten(),
+        tuple(llvm.llvm_version_info),
     )
+
+
+@cache
+def host_info() -> HostInfo:
+    """Return ``(triple, cpu name, feature string, LLVM version)`` of this host (cached in
+    the process, and on disk by :mod:`accy_backend_cpu.host_cache`, so a process that only
+    loads linked programs never imports llvmlite)."""
+    info = cached_host()
+    if info is None:
+        info = llvm_host_info()
+        store_host(info)
+    return info
+
+
+def host_machine() -> tuple[str, str, str]:
+    """Return ``(triple, cpu name, feature string)`` of this host (cached).
+
+    ``ACCY_CPU_NAME``/``ACCY_CPU_FEATURES`` are not consulted; ahead-of-time builds for other
+    CPUs pass ``cpu``/``features`` to :class:`CpuTarget` explicitly.
+    """
+    return host_info()[:3]
 
 
 class CpuTarget(BaseTarget):
@@ -72,13 +95,12 @@ class CpuTarget(BaseTarget):
     def fingerprint(self) -> str:
         """Return a sha256 hex of (cpu, features, LLVM version, accy version)."""
         import accy
-        import llvmlite.binding as llvm
 
         parts = (
             self.triple,
             self.cpu,
             self.features,
-            ".".join(map(str, llvm.llvm_version_info)),
+            ".".join(map(str, host_info()[3])),
             getattr(accy, "__version__", "0"),
             str(self.opt_level),
             "vecmath-2",
@@ -88,6 +110,8 @@ class CpuTarget(BaseTarget):
 
     def request(self, llvm_ir: str, outputs: tuple[str, ...] = ("obj",)) -> CodegenRequest:
         """Return the worker request compiling ``llvm_ir`` for this CPU."""
+        from accy.codegen import CodegenRequest
+
         return CodegenRequest(
             ir=llvm_ir,
             triple=self.triple,

@@ -19,20 +19,24 @@ Families are also listed by ``accy kernels`` and discovered by accy through the
 
 from __future__ import annotations
 
-from accy_kernels import random
-from accy_kernels.api import (
-    argsort,
-    filter,
-    gather,
-    scan,
-    scatter,
-    scatter_add,
-    segment_sum,
-    sort,
-    sort_pairs,
-)
-from accy_kernels.matmul_api import matmul
-from accy_kernels.sparse_api import read_matrix, spmm, spmv
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from accy_kernels import random
+    from accy_kernels.api import (
+        argsort,
+        filter,
+        gather,
+        scan,
+        scatter,
+        scatter_add,
+        segment_sum,
+        sort,
+        sort_pairs,
+    )
+    from accy_kernels.matmul_api import matmul
+    from accy_kernels.sparse_api import read_matrix, spmm, spmv
 
 __version__ = "0.1.0"
 
@@ -52,3 +56,28 @@ __all__ = [
     "spmm",
     "spmv",
 ]
+
+# the public functions load on first use: accy imports this package (its plugin entry point
+# is ``accy_kernels.plugin``) at every start, and a program that calls no family should not
+# pay for importing them all (~20-60 ms)
+_HOMES = {
+    **dict.fromkeys(("argsort", "filter", "gather", "scan", "scatter", "scatter_add",
+                     "segment_sum", "sort", "sort_pairs"), "accy_kernels.api"),
+    "matmul": "accy_kernels.matmul_api",
+    **dict.fromkeys(("read_matrix", "spmm", "spmv"), "accy_kernels.sparse_api"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "random":
+        return importlib.import_module("accy_kernels.random")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'accy_kernels' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -6,7 +6,8 @@ the text into object code, assembly, PTX or SPIR-V in a restartable worker proce
 
 from __future__ import annotations
 
-from accy.codegen.llvm import emit_llvm_ir, emit_llvm_module, partition_regions
+from typing import TYPE_CHECKING
+
 from accy.codegen.target import (
     GENERATOR_REVISION,
     BaseTarget,
@@ -14,6 +15,10 @@ from accy.codegen.target import (
     llvm_type,
     memory_type,
 )
+
+if TYPE_CHECKING:
+    from accy.codegen.llvm import emit_llvm_ir, emit_llvm_module, partition_regions
+    from accy.codegen.worker import CodegenRequest, compile_llvm, compile_llvm_many, start_worker
 
 __all__ = [
     "GENERATOR_REVISION",
@@ -32,6 +37,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
+    # loaded on first use: loading a cached program needs neither the generator nor the worker
+    if name in ("emit_llvm_ir", "emit_llvm_module", "partition_regions"):
+        from accy.codegen import llvm
+
+        return getattr(llvm, name)
     if name in ("CodegenRequest", "compile_llvm", "compile_llvm_many", "start_worker"):
         from accy.codegen import worker
 

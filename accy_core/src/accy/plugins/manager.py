@@ -9,18 +9,20 @@ another protocol version and a backend name provided twice are each recorded as 
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 from collections.abc import Iterable
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from accy import config
 from accy.backend import API_VERSION, BackendDescriptor
 from accy.errors import PluginError
-from accy.plugins import builtin, hookspecs
+from accy.plugins import builtin, entry_cache, hookspecs
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginManager"]
 
@@ -50,7 +52,9 @@ class PluginManager:
     Args:
         autoload: load the ``accy`` entry points; default: unless
             ``ACCY_DISABLE_PLUGIN_AUTOLOAD`` is set. The built-in plugin is always loaded.
-        entry_points: entry points to load instead of the installed ones (for tests).
+        entry_points: entry points to load instead of the installed ones (for tests);
+            default: the installed ones, through :mod:`accy.plugins.entry_cache` (no
+            importlib.metadata scan while the installation is unchanged).
 
     Attributes:
         pluggy_manager: the underlying ``pluggy.PluginManager`` (project name ``accy``).
@@ -59,7 +63,7 @@ class PluginManager:
     """
 
     def __init__(self, autoload: bool | None = None,
-                 entry_points: Iterable[importlib.metadata.EntryPoint] | None = None) -> None:
+                 entry_points: Iterable[Any] | None = None) -> None:
         self.pluggy_manager = pluggy.PluginManager("accy")
         self.pluggy_manager.add_hookspecs(hookspecs)
         self.distributions: dict[str, str] = {}
@@ -72,14 +76,16 @@ class PluginManager:
             autoload = not config.plugin_autoload_disabled()
         if autoload or entry_points is not None:
             if entry_points is None:
-                entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+                entry_points = entry_cache.entry_points(ENTRY_POINT_GROUP)
             for ep in entry_points:
                 self.load_entry_point(ep)
 
     # ------------------------------------------------------------------------- loading
 
-    def load_entry_point(self, ep: importlib.metadata.EntryPoint) -> bool:
-        """Import and register one entry point; return False (and record why) on failure."""
+    def load_entry_point(self, ep: importlib.metadata.EntryPoint | Any) -> bool:
+        """Import and register one entry point (an ``importlib.metadata.EntryPoint`` or a
+        :class:`~accy.plugins.entry_cache.CachedEntryPoint`); return False (and record why)
+        on failure."""
         dist = ep.dist.name if getattr(ep, "dist", None) is not None else "unknown"
         if ep.name in self.distributions:
             if _normalize(self.distributions[ep.name]) != _normalize(dist):

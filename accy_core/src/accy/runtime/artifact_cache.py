@@ -16,6 +16,11 @@ and counted as a miss (``corrupt`` counts those) with one :class:`~accy.errors.C
 naming the file — never trusted. A directory owned by another user or writable by group or
 others is not used at all (see :mod:`accy.runtime.cache_files`).
 
+Backends may keep *materialised* files beside the entries (the CPU backend's linked programs,
+``<sha256>.so``, written from a checked entry so that ``dlopen`` has a file): they count
+towards the size cap, are evicted like entries and deleted by :meth:`ArtifactCache.clear`,
+but are not entries (``CacheUsage.entries``).
+
 Size cap (``ACCY_CACHE_MAX_BYTES``, default 1 GiB; 0 = no cap): when a store takes the
 directory past ``max_bytes``, least recently used entries (a hit refreshes an entry's
 modification time) are deleted until it holds at most 90 % of it. The directory's size is
@@ -38,12 +43,14 @@ from typing import Any
 from accy.backend import Artifact
 from accy.runtime import cache_files
 
-__all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "ArtifactCache", "CacheUsage",
-           "default_cache_directory"]
+__all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "MATERIALISED_SUFFIXES", "ArtifactCache",
+           "CacheUsage", "default_cache_directory"]
 
 MAGIC = b"ACCYART\0"
 FORMAT_VERSION = 1
 ENTRY_SUFFIX = ".acart"
+#: files that backends materialise from entries (counted in bytes and evicted, not entries)
+MATERIALISED_SUFFIXES = (".so",)
 _DIGEST = 32
 _STALE_TEMPORARY_S = 3600.0
 _RESCAN_S = 60.0
@@ -56,7 +63,8 @@ _USAGE_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class CacheUsage:
-    """What a cache directory holds: ``entries`` files of ``bytes`` bytes in total."""
+    """What a cache directory holds: ``entries`` entry files, and ``bytes`` bytes in total
+    with the files materialised from them."""
 
     entries: int
     bytes: int
@@ -197,6 +205,12 @@ class ArtifactCache:
         if self.max_bytes:
             self._enforce_cap(len(blob))
 
+    def materialised(self, nbytes: int) -> None:
+        """Count a file of ``nbytes`` that a backend wrote into the directory (one of
+        ``MATERIALISED_SUFFIXES``) towards the size cap, evicting as :meth:`store` does."""
+        if self.directory is not None and self.max_bytes:
+            self._enforce_cap(nbytes)
+
     def _enforce_cap(self, added: int) -> None:
         key, now = str(self.directory), time.monotonic()
         with _USAGE_LOCK:
@@ -223,7 +237,7 @@ class ArtifactCache:
                 st = path.stat()
             except OSError:
                 continue
-            if name.endswith(ENTRY_SUFFIX):
+            if name.endswith(ENTRY_SUFFIX) or name.endswith(MATERIALISED_SUFFIXES):
                 out.append((path, st))
             elif name.startswith(".tmp-") and now - st.st_mtime > _STALE_TEMPORARY_S:
                 with contextlib.suppress(OSError):  # left by a writer that was killed
@@ -232,12 +246,13 @@ class ArtifactCache:
 
     def usage(self) -> CacheUsage:
         """Entries and bytes the directory holds now (0, 0 when absent or disabled)."""
-        entries = self._entries()
-        return CacheUsage(len(entries), sum(st.st_size for _, st in entries))
+        files = self._entries()
+        return CacheUsage(sum(p.name.endswith(ENTRY_SUFFIX) for p, _ in files),
+                          sum(st.st_size for _, st in files))
 
     def evict(self, max_bytes: int) -> int:
-        """Delete least recently used entries until at most ``max_bytes`` remain; return how
-        many were deleted."""
+        """Delete least recently used entries (and materialised files) until at most
+        ``max_bytes`` remain; return how many files were deleted."""
         return self._evict_to(max_bytes, max_bytes)[0]
 
     def _evict_to(self, target: int, trigger: int) -> tuple[int, int]:
@@ -257,10 +272,12 @@ class ArtifactCache:
         return removed, total
 
     def clear(self) -> CacheUsage:
-        """Delete every entry (and stray temporary file); return what was deleted."""
+        """Delete every entry, materialised file and stray temporary file; return what was
+        deleted."""
         deleted = self.usage()
         if self.directory is not None:
-            for path in self.directory.glob(f"*{ENTRY_SUFFIX}"):
+            for path in [p for s in (ENTRY_SUFFIX, *MATERIALISED_SUFFIXES)
+                         for p in self.directory.glob(f"*{s}")]:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             for path in self.directory.glob(".tmp-*"):

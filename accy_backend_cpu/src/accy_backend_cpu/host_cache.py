@@ -1,0 +1,125 @@
+"""This host as LLVM sees it (triple, CPU name, features, LLVM version), cached on disk.
+
+Asking llvmlite costs its import and native-target initialisation (30–80 ms), which a
+warm-cache first call that loads a linked shared object (:mod:`accy_backend_cpu.shared_object`)
+otherwise never needs. :func:`cached_host` returns what an earlier process stored with
+:func:`store_host` in ``<cache_dir>/cpu/host.json`` when the file was written for the same
+*host key*: the platform, the machine, the first processor's block of ``/proc/cpuinfo``
+(vendor, family, model, stepping, flags; the varying lines — clock, bogomips, ids — left
+out), and llvmlite's version with the size and modification time of its LLVM library. A
+new CPU (other flags), another LLVM or a host without ``/proc/cpuinfo`` misses, and llvmlite
+is asked again. The file goes through :mod:`accy.runtime.cache_files` (private directory,
+0600, atomic); a malformed or foreign one is ignored and rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HostInfo", "cached_host", "host_key", "store_host"]
+
+HostInfo = tuple[str, str, str, tuple[int, ...]]  # triple, cpu, features, llvm version
+_VARYING = ("mhz", "bogomips", "processor", "apicid", "core id", "physical id", "siblings",
+            "cpu cores")
+
+
+def _first_cpu_block() -> bytes | None:
+    try:
+        with open("/proc/cpuinfo", "rb") as f:  # read only the first processor's block
+            data = b""
+            while b"\n\n" not in data:
+                chunk = f.read(4096)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    block = data.split(b"\n\n", 1)[0]
+    keep = [ln for ln in block.splitlines()
+            if not any(v in ln.split(b":", 1)[0].strip().lower().decode(errors="replace")
+                       for v in _VARYING)]
+    return b"\n".join(keep) if keep else None
+
+
+@cache
+def host_key() -> str | None:
+    """A sha256 hex of what decides :data:`HostInfo` here, or ``None`` where it cannot be
+    told without llvmlite (no ``/proc/cpuinfo``, llvmlite not found)."""
+    cpu = _first_cpu_block()
+    if cpu is None:
+        return None
+    import importlib.util
+
+    spec = importlib.util.find_spec("llvmlite")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    binding = Path(next(iter(spec.submodule_search_locations))) / "binding"
+    libs = []
+    try:
+        for e in sorted(os.scandir(binding), key=lambda e: e.name):
+            if e.name.startswith("libllvmlite") or e.name.endswith((".so", ".dylib", ".dll")):
+                st = e.stat()
+                libs.append(f"{e.name}:{st.st_size}:{st.st_mtime_ns}")
+        st = os.stat(binding.parent / "_version.py")
+        libs.append(f"_version.py:{st.st_size}:{st.st_mtime_ns}")
+    except OSError:
+        return None
+    text = "|".join([sys.platform, os.uname().machine if hasattr(os, "uname") else "",
+                     str(binding), *libs]).encode() + b"\n" + cpu
+    return hashlib.sha256(text).hexdigest()
+
+
+def _path() -> Path | None:
+    from accy import config
+
+    if config.disk_cache_disabled():
+        return None
+    return config.cache_dir() / "cpu" / "host.json"
+
+
+def cached_host() -> HostInfo | None:
+    """The stored :data:`HostInfo` for this :func:`host_key`, or ``None`` (miss, disk cache
+    disabled or refused, malformed file)."""
+    from accy import config
+    from accy.runtime import cache_files
+
+    path, key = _path(), host_key()
+    if path is None or key is None:
+        return None
+    if cache_files.chain_problem(path.parent, config.cache_dir()) is not None:
+        return None
+    try:
+        entry: Any = json.loads(cache_files.read_cache_file(path))
+        if entry.get("key") != key:
+            return None
+        version = tuple(int(v) for v in entry["llvm_version"])
+        info = (str(entry["triple"]), str(entry["cpu"]), str(entry["features"]), version)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return info if all(info[:2]) and version else None
+
+
+def store_host(info: HostInfo) -> None:
+    """Store ``info`` (asked of llvmlite) under this :func:`host_key`; a no-op where there
+    is no key, the cache is disabled or the directory cannot be written."""
+    from accy import config
+    from accy.runtime import cache_files
+
+    path, key = _path(), host_key()
+    if path is None or key is None:
+        return
+    triple, cpu, features, version = info
+    entry = {"key": key, "triple": triple, "cpu": cpu, "features": features,
+             "llvm_version": list(version)}
+    try:
+        cache_files.ensure_directory(path.parent)
+        if cache_files.chain_problem(path.parent, config.cache_dir()) is None:
+            cache_files.write_cache_file(path, json.dumps(entry, sort_keys=True).encode())
+    except OSError:  # the cache is an optimisation
+        pass

@@ -1,0 +1,150 @@
+"""Programs as shared objects: link object code with the system linker, load with ctypes.
+
+Loading object code into MCJIT needs llvmlite (30–80 ms to import) and a target machine and
+engine per program. When a system linker is on ``PATH`` (``ld``, else ``cc``; Debian's
+``binutils``), :meth:`CpuBackend.compile_program` links the position-independent object code
+the worker made (``reloc="pic"``) into a shared object once, and the artifact cache stores
+that (format ``"so"``). Loading one is then a ``ctypes.CDLL``:
+
+1. the artifact's bytes (already sha256-checked by the artifact cache) are named by their
+   sha256, ``<sha256>.so``, in the artifact cache directory (or, when the disk cache is
+   disabled or refused, in a private temporary directory removed at exit);
+2. a file already there is read and hashed first: one that is missing, is not a private
+   regular file, or whose hash differs (corrupt, truncated) is replaced atomically from the
+   artifact — never loaded;
+3. ``dlopen`` (``RTLD_NOW``, so an unresolved symbol fails the load rather than a launch).
+
+Undefined symbols of the kernels (libm's ``expf``/``sin``..., ``memcpy``/``memset`` that LLVM
+emits for copies) resolve against the process at ``dlopen``, as MCJIT resolves them;
+:func:`link` checks at compile time that the object loads, so a program that would not is
+kept as object code instead. Without a linker, or when linking fails, programs stay object
+code for MCJIT.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+__all__ = ["SUFFIX", "library_directory", "link", "linker_commands", "load_library"]
+
+SUFFIX = ".so"
+_LOCK = threading.Lock()
+_PRIVATE: list[str] = []  # the process's temporary directory, once made
+
+
+def linker_commands() -> list[list[str]]:
+    """The commands that may link a shared object (``-o OUT IN`` to append), best first:
+    ``ld`` (~5 ms) with options that keep the file small (one page-aligned segment per
+    kind, no static symbol table), plain ``ld -shared`` for linkers without them, then
+    ``cc -shared`` (~50 ms: the driver). Empty when neither is on ``PATH``."""
+    out = []
+    ld = shutil.which("ld")
+    if ld is not None:
+        out.append([ld, "-shared", "-s", "-z", "noseparate-code", "-z", "noexecstack"])
+        out.append([ld, "-shared"])
+    cc = shutil.which("cc")
+    if cc is not None:
+        out.append([cc, "-shared", "-s"])
+    return out
+
+
+def library_directory() -> Path:
+    """Where shared objects are materialised: the artifact cache directory when the disk
+    cache is enabled and trusted, else a private temporary directory (removed at exit)."""
+    from accy.runtime.artifact_cache import ArtifactCache
+    from accy.runtime.cache_files import ensure_directory
+
+    cache = ArtifactCache()
+    if cache.directory is not None:
+        try:
+            ensure_directory(cache.directory)
+            if cache.trusted():
+                return cache.directory
+        except OSError:
+            pass
+    with _LOCK:
+        if not _PRIVATE:
+            path = tempfile.mkdtemp(prefix="accy-cpu-so-")
+            atexit.register(shutil.rmtree, path, True)
+            _PRIVATE.append(path)
+        return Path(_PRIVATE[0])
+
+
+def _materialise(data: bytes, directory: Path) -> tuple[Path, bool]:
+    """The checked file of ``data`` in ``directory``, and whether it was (re)written."""
+    from accy.runtime import cache_files
+
+    digest = hashlib.sha256(data).hexdigest()
+    path = directory / f"{digest}{SUFFIX}"
+    try:
+        present = cache_files.read_cache_file(path)
+    except OSError:  # missing, unreadable, a link, another user's or group-writable
+        present = None
+    if present is None or hashlib.sha256(present).hexdigest() != digest:
+        if present is not None or path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+        cache_files.write_cache_file(path, data)
+        return path, True
+    with contextlib.suppress(OSError):  # a use refreshes it for the LRU size cap
+        os.utime(path)
+    return path, False
+
+
+def load_library(data: bytes, directory: Path | None = None) -> ctypes.CDLL:
+    """Load the shared object ``data`` (checked as above) and return its handle.
+
+    Raises:
+        OSError: it cannot be written or ``dlopen`` refuses it (not a shared object of this
+            machine, or an unresolved symbol).
+    """
+    from accy.runtime.artifact_cache import ArtifactCache
+
+    directory = directory if directory is not None else library_directory()
+    path, written = _materialise(data, directory)
+    library = ctypes.CDLL(str(path))
+    if written and directory not in (Path(p) for p in _PRIVATE):
+        ArtifactCache(directory).materialised(len(data))  # may evict: the mapping stays
+    return library
+
+
+def link(objects: list[bytes], entries: list[str]) -> bytes | None:
+    """Link the object files ``objects`` (a program's modules) into one shared object that
+    loads here and defines every symbol of ``entries``; return its bytes, or ``None`` (no
+    linker, the linker failed, or the result does not load: the caller keeps the object
+    code)."""
+    data = None
+    with tempfile.TemporaryDirectory(prefix="accy-link-") as tmp:
+        out, sources = os.path.join(tmp, "program.so"), []
+        for i, obj in enumerate(objects):
+            sources.append(os.path.join(tmp, f"program.{i}.o"))
+            with open(sources[-1], "wb") as f:
+                f.write(obj)
+        for command in linker_commands():
+            try:
+                done = subprocess.run([*command, "-o", out, *sources], capture_output=True,
+                                      timeout=120, check=False)
+            except (OSError, subprocess.SubprocessError):
+                continue
+            if done.returncode == 0 and os.path.exists(out):
+                with open(out, "rb") as f:
+                    data = f.read()
+                break
+    if data is None:
+        return None
+    try:
+        library = load_library(data)
+        for entry in entries:
+            getattr(library, entry)
+    except (OSError, AttributeError):
+        return None
+    return data
