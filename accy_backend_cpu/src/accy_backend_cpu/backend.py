@@ -287,6 +287,9 @@ class CpuBackend:
         import llvmlite.binding as llvm
 
         with self._jit_lock:
+            # a process whose host info came from the disk cache has not initialised LLVM
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
             tm = llvm.Target.from_triple(self.target.triple).create_target_machine(
                 cpu=self.target.cpu, features=self.target.features, jit=True
             )

@@ -28,9 +28,6 @@ import contextlib
 import ctypes
 import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 import threading
 from pathlib import Path
 
@@ -46,6 +43,8 @@ def linker_commands() -> list[list[str]]:
     ``ld`` (~5 ms) with options that keep the file small (one page-aligned segment per
     kind, no static symbol table), plain ``ld -shared`` for linkers without them, then
     ``cc -shared`` (~50 ms: the driver). Empty when neither is on ``PATH``."""
+    import shutil
+
     out = []
     ld = shutil.which("ld")
     if ld is not None:
@@ -71,6 +70,9 @@ def library_directory() -> Path:
                 return cache.directory
         except OSError:
             pass
+    import shutil
+    import tempfile
+
     with _LOCK:
         if not _PRIVATE:
             path = tempfile.mkdtemp(prefix="accy-cpu-so-")
@@ -122,6 +124,9 @@ def link(objects: list[bytes], entries: list[str]) -> bytes | None:
     loads here and defines every symbol of ``entries``; return its bytes, or ``None`` (no
     linker, the linker failed, or the result does not load: the caller keeps the object
     code)."""
+    import subprocess
+    import tempfile
+
     data = None
     with tempfile.TemporaryDirectory(prefix="accy-link-") as tmp:
         out, sources = os.path.join(tmp, "program.so"), []

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # concurrent.futures (and logging) load when a launch first needs threads
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = ["WorkgroupPool", "split_range"]
 
@@ -40,6 +43,8 @@ class WorkgroupPool:
         self._lock = threading.Lock()
 
     def _pool(self) -> ThreadPoolExecutor:
+        from concurrent.futures import ThreadPoolExecutor
+
         with self._lock:
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 import threading
 import warnings
 from pathlib import Path
@@ -200,6 +199,8 @@ def write_cache_file(path: str | os.PathLike[str], data: bytes, fsync: bool = Fa
     """
     target = Path(path)
     ensure_directory(target.parent)
+    import tempfile  # (with shutil and random) only when writing: a warm start only reads
+
     fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:

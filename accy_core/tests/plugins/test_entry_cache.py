@@ -1,0 +1,107 @@
+"""The cached entry-point table: served without importlib.metadata while the installation
+is unchanged, rebuilt when a distribution is installed, removed or reinstalled."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+
+import pytest
+from accy.plugins import entry_cache
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A private cache and one extra sys.path directory to install fake plugins into."""
+    monkeypatch.setenv("ACCY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("ACCY_DISABLE_DISK_CACHE", raising=False)
+    directory = tmp_path / "site"
+    directory.mkdir()
+    monkeypatch.syspath_prepend(str(directory))
+    return directory
+
+
+def _install(site, dist: str, entry: str, value: str, module: str | None = None) -> None:
+    info = site / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[accy]\n{entry} = {value}\n")
+    if module is not None:
+        (site / f"{value.split(':')[0]}.py").write_text(textwrap.dedent(module))
+
+
+def _names(eps) -> dict[str, str]:
+    return {ep.name: ep.dist.name for ep in eps}
+
+
+def test_second_lookup_skips_the_scan_and_install_remove_invalidate(site, monkeypatch):
+    _install(site, "fake-one", "one", "fake_one_mod:PLUGIN", "PLUGIN = 'loaded'\n")
+    first = entry_cache.entry_points("accy")
+    assert _names(first)["one"] == "fake-one"
+    assert entry_cache.cache_path().is_file()
+
+    def no_scan(group):
+        raise AssertionError("scanned although nothing changed")
+
+    with monkeypatch.context() as m:
+        m.setattr(entry_cache, "_scan", no_scan)
+        cached = entry_cache.entry_points("accy")
+    assert [(e.name, e.value, e.dist.name) for e in cached] == [
+        (e.name, e.value, e.dist.name) for e in first]
+    (one,) = [e for e in cached if e.name == "one"]
+    assert isinstance(one, entry_cache.CachedEntryPoint) and one.load() == "loaded"
+
+    _install(site, "fake-two", "two", "fake_two_mod")  # install: rescanned
+    assert {"one", "two"} <= set(_names(entry_cache.entry_points("accy")))
+    for f in (site / "fake_one-0.1.dist-info").iterdir():  # uninstall: rescanned
+        f.unlink()
+    (site / "fake_one-0.1.dist-info").rmdir()
+    names = _names(entry_cache.entry_points("accy"))
+    assert "one" not in names and "two" in names
+
+
+def test_reinstall_with_other_entry_points_rescans(site):
+    _install(site, "fake-re", "old", "fake_re_mod")
+    assert "old" in _names(entry_cache.entry_points("accy"))
+    info = site / "fake_re-0.1.dist-info" / "entry_points.txt"
+    info.write_text("[accy]\nnew = fake_re_mod\n")
+    st = info.stat()
+    os.utime(info, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))  # as a reinstall does
+    names = _names(entry_cache.entry_points("accy"))
+    assert "new" in names and "old" not in names
+
+
+@pytest.mark.parametrize("content", [b"", b"{not json", b'{"state": 1, "groups": 3}', b"[]"])
+def test_a_malformed_table_is_rebuilt(site, content):
+    _install(site, "fake-bad", "bad", "fake_bad_mod")
+    entry_cache.entry_points("accy")
+    entry_cache.cache_path().write_bytes(content)
+    assert "bad" in _names(entry_cache.entry_points("accy"))
+    assert b"fake_bad_mod" in entry_cache.cache_path().read_bytes()
+
+
+def test_disabled_disk_cache_scans_and_writes_nothing(site, monkeypatch):
+    monkeypatch.setenv("ACCY_DISABLE_DISK_CACHE", "1")
+    _install(site, "fake-off", "off", "fake_off_mod")
+    assert "off" in _names(entry_cache.entry_points("accy"))
+    assert not entry_cache.cache_path().exists()
+
+
+def test_plugin_manager_loads_cached_entry_points(site):
+    from accy.plugins import PluginManager
+
+    _install(site, "fake-be", "fakebe", "fake_be_mod", """
+        from accy.backend import API_VERSION, BackendDescriptor, ProbeResult, RecordingBackend
+        from accy.plugins import hookimpl
+
+        @hookimpl
+        def accy_backends():
+            return [BackendDescriptor("fakebe", API_VERSION, lambda: ProbeResult(True),
+                                      lambda: RecordingBackend("fakebe"))]
+    """)
+    entry_cache.entry_points("accy")  # fill the table
+    sys.modules.pop("fake_be_mod", None)
+    manager = PluginManager()
+    assert "fakebe" in manager.backends()
+    assert manager.distributions["fakebe"] == "fake-be"
