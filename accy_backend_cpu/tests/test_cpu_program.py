@@ -73,10 +73,21 @@ def test_compiled_module_shares_one_engine():
 def test_large_program_compiles_in_parts_into_one_engine(cpu, monkeypatch):
     from accy_backend_cpu.program_parts import MIN_PARALLEL_KERNELS
 
+    from accy_backend_cpu import shared_object
+
     values = [float(v) for v in range(1, MIN_PARALLEL_KERNELS + 2)]
     kernels = [add_kernel(f"plus_{i}", v) for i, v in enumerate(values)]
     kernels.append(add_kernel("plus_0_again", values[0]))  # deduplicated before the split
     x = np.arange(40, dtype=np.float32)
+    if shared_object.linker_commands():  # the parts link into one shared object
+        monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "2")
+        linked = cpu.compile_program(kernels, name="linked")
+        assert linked.format == "so" and "objects" not in linked.metadata
+        loaded = cpu.load_program(linked)
+        assert len({id(lk.engine) for lk in loaded.values()}) == 1
+        for i, v in enumerate(values):
+            np.testing.assert_array_equal(run(cpu, loaded[f"plus_{i}"], x), x + v)
+    monkeypatch.setattr(shared_object, "linker_commands", list)  # object code for MCJIT
     monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "1")
     serial = cpu.compile_program(kernels, name="serial")
     monkeypatch.setenv("ACCY_CODEGEN_WORKERS", "2")
@@ -93,9 +104,12 @@ def test_large_program_compiles_in_parts_into_one_engine(cpu, monkeypatch):
         np.testing.assert_array_equal(run(cpu, loaded["plus_0_again"], x), x + values[0])
 
 
-def test_corrupt_object_sizes_are_a_launch_error(cpu):
+def test_corrupt_object_sizes_are_a_launch_error(cpu, monkeypatch):
     from dataclasses import replace
 
+    from accy_backend_cpu import shared_object
+
+    monkeypatch.setattr(shared_object, "linker_commands", list)  # object code for MCJIT
     art = cpu.compile_program([add_kernel("one", 1.0)], name="one")
     bad = replace(art, metadata={**art.metadata, "objects": [1, len(art.data)]})
     with pytest.raises(LaunchError, match="do not split"):
