@@ -16,10 +16,22 @@ from accy.passes.reduce_lanes import COLUMN_WIDTH, ROW_LANES
 BLOCK = ROW_LANES * 8
 # rows: empty-ish, one, below/at/above one block, prime; columns: below/at/above the width
 SHAPES = [(1, 1), (3, 1), (2, 2 * ROW_LANES - 1), (2, BLOCK), (3, BLOCK + 1), (2, 1031),
-          (1, 3 * BLOCK + 7), (5, 0), (COLUMN_WIDTH + 3, 2), (3, COLUMN_WIDTH + 5), (4, 5, 6)]
+          (1, 3 * BLOCK + 7), (5, 0), (COLUMN_WIDTH + 3, 2), (3, COLUMN_WIDTH + 5), (4, 5, 6),
+          (3, 4 * COLUMN_WIDTH + 453)]  # wider columns per work-item (column_width), a tail
 
 OTHER_BACKENDS = [(3, BLOCK + 1), (COLUMN_WIDTH + 3, 2)]
-OTHER_DTYPES = [(3, BLOCK + 1), (2, 1031), (3, COLUMN_WIDTH + 5), (4, 5, 6)]  # f64, i32
+OTHER_DTYPES = [(3, BLOCK + 1), (2, 1031), (3, COLUMN_WIDTH + 5), (4, 5, 6),
+                (3, 4 * COLUMN_WIDTH + 453)]  # f64, i32
+
+
+def test_column_width_splits_over_threads_within_bounds():
+    from accy.passes.reduce_lanes import COLUMN_BYTES, column_width
+
+    assert column_width(4096, 4, 2) == 2048  # one column block per thread, 8 KiB
+    assert column_width(4096, 8, 2) == COLUMN_BYTES // 8  # at most COLUMN_BYTES
+    assert column_width(4096, 4, 16) == COLUMN_WIDTH  # at least COLUMN_WIDTH
+    assert column_width(1031, 4, 2) == 576  # multiples of 64
+    assert column_width(100, 4, 2) == 100  # never more than the outputs
 
 
 def _program(x):

@@ -360,7 +360,7 @@ def candidates_for(region: Operation, profile: Any = None) -> list[LaunchCandida
     view = lanes_view(out.defining_op) if kind == "reduce" else None
     width = None
     if view is not None and "host_memory" in profile.features:
-        width = column_width(view[2]) if view[2] > 1 else 1
+        width = column_width(view[2], out.type.dtype.itemsize) if view[2] > 1 else 1
     return region_candidates(kind, n_out, n_red, subgroup_size=profile.subgroup_size,
                              max_workgroup_size=profile.max_workgroup_size,
                              shared_memory_bytes=profile.shared_memory_bytes,

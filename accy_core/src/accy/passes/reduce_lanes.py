@@ -12,7 +12,7 @@ backend's pool split by work-items. A ``lanes`` kernel views the reduced operand
   (Kahan 1965), so the error bound, ``O(BLOCK_STEPS + log2 ROW_LANES) · eps · Σ|x|``, is at
   most that of numpy's pairwise sum (blocks of 128 in 8 accumulators, then pairwise);
 - **column** (``B > 1``): one work-item per ``V`` consecutive outputs along ``B`` (``V`` the
-  candidate's ``items_per_thread``, at most :data:`COLUMN_WIDTH`), an array of ``V``
+  candidate's ``items_per_thread``, :func:`column_width` by default), an array of ``V``
   accumulators to which each reduced row adds a contiguous run — the order numpy's own
   axis-0 reduction adds in.
 
@@ -45,15 +45,22 @@ from accy.kernel import (
 )
 from accy.passes.kernel_exprs import IDX, Index, combine, const_i, identity
 
-__all__ = ["BLOCK_STEPS", "COLUMN_WIDTH", "ROW_LANES", "column_width", "emit_lanes", "lanes_view"]
+__all__ = ["BLOCK_STEPS", "COLUMN_BYTES", "COLUMN_WIDTH", "ROW_LANES", "column_width",
+           "emit_lanes", "lanes_view"]
 
 #: Accumulators of a row reduction (four 256-bit registers of f32, eight of f64; with 16
 #: the SLP vectorizer packs float max/min lanes only two at a time).
 ROW_LANES = 32
 #: Steps of ROW_LANES elements per Kahan-compensated block of a float row sum.
 BLOCK_STEPS = 8
-#: Outputs per work-item of a column reduction (its accumulator array: 2-4 KiB, in L1).
+#: Outputs per work-item of a column reduction at least (its accumulator array: 2-4 KiB,
+#: in L1) ...
 COLUMN_WIDTH = 512
+#: ... and at most this many bytes of accumulators (2048 f32, 1024 f64), as wide as still
+#: gives every pool thread a work-item: each reduced row then adds a longer contiguous run.
+#: [4096, 4096] f32 over axis 0 on 2 threads: 2 KiB runs of a 16 KiB row restarted the
+#: prefetcher on every page; 2048 outputs per work-item took 0.7x the CPU time of 512.
+COLUMN_BYTES = 8192
 
 
 def lanes_view(root: Operation | None) -> tuple[int, int, int] | None:
@@ -69,9 +76,18 @@ def lanes_view(root: Operation | None) -> tuple[int, int, int] | None:
     return math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:])
 
 
-def column_width(b: int) -> int:
-    """Outputs per work-item of a column reduction with ``b`` trailing kept elements."""
-    return min(COLUMN_WIDTH, b)
+def column_width(b: int, itemsize: int = 4, threads: int | None = None) -> int:
+    """Outputs per work-item of a column reduction with ``b`` trailing kept elements of
+    ``itemsize`` bytes: ``b`` split over ``threads`` (default: the CPU backend's,
+    ``ACCY_NUM_THREADS``) in multiples of 64, within ``[COLUMN_WIDTH, COLUMN_BYTES /
+    itemsize]``, and at most ``b``. Each output's sum order never depends on it."""
+    if threads is None:
+        from accy.config import num_threads
+
+        threads = num_threads()
+    per_thread = -(-b // max(1, threads))
+    share = -(-per_thread // 64) * 64
+    return min(b, max(COLUMN_WIDTH, min(COLUMN_BYTES // itemsize, share)))
 
 
 def _x_index(x_shape: tuple[int, ...], lo: int, hi: int, a: Expr, r: Expr, b: Expr,
@@ -123,7 +139,8 @@ def emit_lanes(em: Any, root: Operation, ws: int, width: int, n_out: int
     shape = x.type.shape
     column = b_n > 1
     if column:
-        width = max(1, min(width, COLUMN_WIDTH))
+        widest = max(COLUMN_WIDTH, COLUMN_BYTES // root.results[0].type.dtype.itemsize)
+        width = max(1, min(width, widest))
     items = n_out // b_n * -(-b_n // width) if column else n_out
     t = Var("t", IDX)
 
