@@ -134,6 +134,17 @@ def test_event_orders_work_across_streams(vk):
     assert vk.live_objects()["streams"] == 1
 
 
+def test_streams_feature_only_with_more_than_one_queue(vk):
+    """Executables spread launches over streams only where the compute family has several
+    queues (lavapipe has one: streams there would only add submissions)."""
+    import vulkan
+
+    families = vulkan.vkGetPhysicalDeviceQueueFamilyProperties(vk._physical)
+    count = min(4, families[vk._family].queueCount)
+    assert len(vk._queues) == count
+    assert ("streams" in vk.capabilities().features) == (count > 1)
+
+
 def test_staging_memory_path(fresh):
     be = fresh(memory="staging")
     assert be.staging

@@ -6,6 +6,8 @@ the backend is *compile-only*: capabilities, ``compile`` and ``emit`` work for a
 (pure llvmlite), and everything that needs a device raises
 :class:`~accy.errors.BackendUnavailable` with the probe's reason.
 
+Streams and their ordering against transfers: :mod:`accy_backend_cuda.streams`.
+
 Device faults: a sticky fault (illegal address, ...) raises :class:`~accy.errors.LaunchError`
 and recreates the context. Loaded kernels reload themselves on their next launch; buffers
 allocated before the fault are gone and raise ``LaunchError`` when used.
@@ -32,6 +34,7 @@ from accy.errors import (
 )
 from accy.kernel import Kernel, dtype_bytes
 
+from accy_backend_cuda.streams import StreamOrdering
 from accy_backend_cuda.target import LLVM_MAX_PTX_ISA, CudaTarget
 from accy_backend_cuda.toolchain import find_libdevice
 
@@ -66,7 +69,7 @@ class LoadedKernel:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-class CudaBackend:
+class CudaBackend(StreamOrdering):
     """The ``cuda`` backend.
 
     Args:
@@ -98,6 +101,7 @@ class CudaBackend:
             self.target = CudaTarget(_known_sm(major * 10 + minor), isa, libdevice)
             self._stream = driver.create_stream()
         self._caps: Capabilities | None = None
+        self._reset_ordering()
 
     def live_objects(self) -> dict[str, int]:
         """Return counts of live kernels, buffers, streams and events (leak checks)."""
@@ -117,7 +121,8 @@ class CudaBackend:
                 shared = min(info.shared_memory_per_block_bytes, _STATIC_SHARED_BYTES)
                 warp = info.warp_size
             identity = f"{name}|sm_{t.sm}|driver {driver}|{codegen}"
-            features = {"f64", "i64", "float_atomics", "float64_atomics", "int64_atomics"}
+            features = {"f64", "i64", "float_atomics", "float64_atomics", "int64_atomics",
+                        "streams"}
             features |= {"f64_math"} if t.libdevice else set()
             self._caps = Capabilities(
                 backend="cuda",
@@ -226,6 +231,7 @@ class CudaBackend:
         self.driver.reset()
         self._generation += 1
         self._stream = self.driver.create_stream()
+        self._reset_ordering()
 
     def load(self, artifact: Artifact) -> LoadedKernel:
         """JIT-load a ``"ptx"`` artifact into this context.
@@ -286,12 +292,15 @@ class CudaBackend:
         """Copy contiguous host ``data`` into the start of ``buffer``."""
         pointer = self._live(buffer, "write")
         with self._guard("write") as d:
+            self._join(d)  # a launch may still read the buffer
             d.copy_to_device(pointer, np.ascontiguousarray(data), self._stream)
+            self._transferred(d)
 
     def read(self, buffer: CudaBuffer, out: np.ndarray) -> np.ndarray:
         """Copy the start of ``buffer`` into contiguous host ``out`` and return it."""
         pointer = self._live(buffer, "read")
         with self._guard("read") as d:
+            self._join(d)
             d.copy_to_host(out, pointer, self._stream)
             d.stream_synchronize(self._stream)
         return out
@@ -300,13 +309,17 @@ class CudaBackend:
         """Set every byte of ``buffer`` to ``value``."""
         pointer = self._live(buffer, "fill")
         with self._guard("fill") as d:
+            self._join(d)
             d.fill_bytes(pointer, value, buffer.nbytes, self._stream)
+            self._transferred(d)
 
     def copy(self, src: CudaBuffer, dst: CudaBuffer, nbytes: int) -> None:
         """Copy ``nbytes`` from the start of ``src`` to the start of ``dst``."""
         s, t = self._live(src, "copy"), self._live(dst, "copy")
         with self._guard("copy") as d:
+            self._join(d)
             d.copy_device(t, s, nbytes, self._stream)
+            self._transferred(d)
 
     def free(self, buffer: CudaBuffer) -> None:
         """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
@@ -351,11 +364,14 @@ class CudaBackend:
                 fresh.module, fresh.function, fresh.generation)
         queue = stream if stream is not None else self._stream
         with self._guard(f"launch {name!r}") as d:
+            self._order_launch(d, stream)
             for event in wait_events:
                 d.wait_event(queue, event)
             d.launch(loaded.function, geometry.groups, geometry.workgroup_size, args, queue)
             if signal_event is not None:
                 d.record_event(signal_event, queue)
+            if queue is not self._stream:
+                self._pending[id(queue)] = queue  # joined by the next transfer
 
     def _arguments(self, name: str, meta: dict[str, Any], buffers: Sequence[CudaBuffer],
                    scalars: Sequence[tuple[str, int | float]]) -> list[np.generic]:
@@ -388,31 +404,7 @@ class CudaBackend:
             args.append(_SCALAR_TYPES[dtype](value))
         return args
 
-    # streams, events, lifetime --------------------------------------------------------------
-    def create_stream(self) -> object:
-        """Return a new non-blocking stream."""
-        with self._guard("create_stream") as d:
-            stream = d.create_stream()
-        self._counts["streams"].add(id(stream))
-        return stream
-
-    def create_event(self) -> object:
-        """Return a new event."""
-        with self._guard("create_event") as d:
-            event = d.create_event()
-        self._counts["events"].add(id(event))
-        return event
-
-    def synchronize(self, scope: Any = None) -> None:
-        """Wait for all work (``None``), or for a stream or event from this backend."""
-        with self._guard("synchronize") as d:
-            if scope is None:
-                d.synchronize()
-            elif d.is_event(scope):
-                d.event_synchronize(scope)
-            else:
-                d.stream_synchronize(scope)
-
+    # lifetime ------------------------------------------------------------------------------
     def destroy(self, obj: Any) -> None:
         """Release a loaded kernel, stream or event."""
         if self.driver is None:
@@ -428,6 +420,7 @@ class CudaBackend:
             else:
                 self._counts["streams"].discard(id(obj))
                 d.destroy_stream(obj)
+                self._forget_stream(d, obj)
 
     def close(self) -> None:
         """Release the context."""

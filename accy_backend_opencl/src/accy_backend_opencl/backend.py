@@ -77,6 +77,7 @@ class OpenCLBackend(QueueOps):
                  unavailable_reason: str = "") -> None:
         self._lock = threading.RLock()
         self._streams: list[OpenCLStream] = []
+        self._transfer = None
         self._live: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
                                                                   "events")}
         self._reason = unavailable_reason or "opened for compile only"
@@ -129,7 +130,9 @@ class OpenCLBackend(QueueOps):
             # environment); u64 is ulong
             dtypes = {"f32", "i32", "u32", "bool", "i64", "u64", "i8", "u8", "i16", "u16"} | (
                 {"f64"} & tf)
-            features = {"i64", "float_atomics"} | ({"subgroups", "int64_atomics"} & tf)
+            # streams: in-order queues ordered through events (:mod:`.queues`)
+            features = {"i64", "float_atomics", "streams"} | ({"subgroups", "int64_atomics"}
+                                                               & tf)
             if "f64" in tf:
                 features |= {"f64", "f64_math"}
                 if "int64_atomics" in tf:
@@ -270,7 +273,7 @@ class OpenCLBackend(QueueOps):
         args = self._arguments(name, meta, buffers, scalars)
         waits = [e.event for e in wait_events if _event(e, name).event is not None]
         with self._guard(f"launch {name!r}") as cl:
-            queue = self._queue_of(stream)
+            queue = self._queue_of(stream, waits)
             if geometry.groups == 0:
                 done = cl.enqueue_marker(queue, wait_for=waits or None)
             else:
@@ -278,6 +281,7 @@ class OpenCLBackend(QueueOps):
                 done = cl.enqueue_nd_range_kernel(
                     queue, loaded.kernel, (geometry.total_items,), (geometry.workgroup_size,),
                     wait_for=waits or None)
+            self._after_launch(stream, done)
         if signal_event is not None:
             _event(signal_event, name).event = done
 
@@ -332,6 +336,7 @@ class OpenCLBackend(QueueOps):
         except Exception:  # noqa: BLE001 - closing a failed device still releases it
             pass
         self._streams.clear()
+        self._transfer = None
         self._queue = self._context = self._cl = None
 
 

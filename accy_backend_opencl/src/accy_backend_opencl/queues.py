@@ -5,12 +5,20 @@ A mixin of :class:`~accy_backend_opencl.backend.OpenCLBackend`: it expects ``sel
 ``self._streams``, ``self._lock`` and ``self.info``.
 
 - Buffers are ``cl.Buffer`` objects of at least 16 bytes (OpenCL refuses size 0); the
-  protocol size is kept beside them. ``write``/``read``/``fill``/``copy`` run on the default
-  queue; ``write`` and ``read`` are blocking and first wait for work on other streams, so
-  host transfers are synchronisation points whatever stream a launch used.
+  protocol size is kept beside them. ``write``/``read``/``fill``/``copy`` (and launches with
+  ``stream=None``) run on the default queue.
 - Streams are in-order command queues (the protocol's stream is in-order; an out-of-order
   queue would need a chain of events per stream for the same meaning). Events hold the
   ``cl.Event`` of the launch that signalled them.
+- Ordering between the default queue and the streams (what the ``streams`` feature asks):
+  a command on the default queue first *joins* every stream with work queued since the last
+  join (a marker on that stream, in the command's wait list), so a transfer never overtakes
+  a launch on another queue; ``write`` and ``read`` are blocking, so they are complete when
+  they return. A non-blocking command on the default queue (``fill``, ``copy``, a default
+  launch) leaves its event as the *transfer event*, which every later launch on a stream
+  waits for (until a blocking transfer or a synchronize shows the default queue drained).
+  Each stream counts its launches (``OpenCLStream.launches``), so tests can see where a
+  program's launches went.
 - :func:`cl_error` maps driver status codes to accy errors: allocation failures and
   ``CL_OUT_OF_RESOURCES`` → :class:`~accy.errors.OutOfResources`, invalid launches →
   :class:`~accy.errors.LaunchError`.
@@ -46,7 +54,8 @@ class OpenCLStream:
     """An in-order command queue."""
 
     queue: Any
-    pending: bool = False
+    pending: bool = False  # launches queued since the default queue last joined it
+    launches: int = 0  # launches enqueued on it (diagnostics, tests)
 
 
 @dataclass(eq=False)
@@ -104,6 +113,18 @@ class QueueOps:
             raise LaunchError(f"opencl {what}: the buffer was freed")
         return buffer.mem
 
+    _transfer: Any  # event of the last non-blocking default-queue command, or None
+
+    def _join_streams(self) -> list[Any]:
+        """Markers of the streams with work since the last join (the wait list of a
+        default-queue command, which then runs after all of it)."""
+        cl, marks = self._cl, []
+        for s in self._streams:
+            if s.pending:
+                marks.append(cl.enqueue_marker(s.queue))
+                s.pending = False
+        return marks
+
     def _wait_other_streams(self) -> None:
         for s in self._streams:
             if s.pending:
@@ -138,8 +159,9 @@ class QueueOps:
         if data.nbytes == 0:
             return
         with self._guard("write") as cl:
-            self._wait_other_streams()
-            cl.enqueue_copy(self._queue, mem, np.ascontiguousarray(data), is_blocking=True)
+            cl.enqueue_copy(self._queue, mem, np.ascontiguousarray(data), is_blocking=True,
+                            wait_for=self._join_streams() or None)
+            self._transfer = None  # in order: everything before it on the queue is done
 
     def read(self, buffer: OpenCLBuffer, out: np.ndarray) -> np.ndarray:
         """Copy the start of ``buffer`` into contiguous host ``out`` (after all work)."""
@@ -148,9 +170,10 @@ class QueueOps:
         if out.nbytes == 0:
             return out
         with self._guard("read") as cl:
-            self._wait_other_streams()
             target = out if out.flags.c_contiguous else np.empty_like(out, order="C")
-            cl.enqueue_copy(self._queue, target, mem, is_blocking=True)
+            cl.enqueue_copy(self._queue, target, mem, is_blocking=True,
+                            wait_for=self._join_streams() or None)
+            self._transfer = None
         if target is not out:
             out[...] = target
         return out
@@ -161,7 +184,9 @@ class QueueOps:
         if buffer.nbytes == 0:
             return
         with self._guard("fill") as cl:
-            cl.enqueue_fill_buffer(self._queue, mem, np.uint8(value & 0xFF), 0, buffer.nbytes)
+            self._transfer = cl.enqueue_fill_buffer(self._queue, mem, np.uint8(value & 0xFF), 0,
+                                                    buffer.nbytes,
+                                                    wait_for=self._join_streams() or None)
 
     def copy(self, src: OpenCLBuffer, dst: OpenCLBuffer, nbytes: int) -> None:
         """Copy the first ``nbytes`` bytes of ``src`` to the start of ``dst``."""
@@ -172,7 +197,8 @@ class QueueOps:
         if nbytes <= 0:
             return
         with self._guard("copy") as cl:
-            cl.enqueue_copy(self._queue, d, s, byte_count=int(nbytes))
+            self._transfer = cl.enqueue_copy(self._queue, d, s, byte_count=int(nbytes),
+                                             wait_for=self._join_streams() or None)
 
     def free(self, buffer: OpenCLBuffer) -> None:
         """Release ``buffer`` (after the work queued so far; freeing twice is harmless)."""
@@ -212,13 +238,23 @@ class QueueOps:
         self._live["events"].add(id(event))
         return event
 
-    def _queue_of(self, stream: Any) -> Any:
+    def _queue_of(self, stream: Any, waits: list[Any]) -> Any:
+        """The queue of a launch on ``stream``; adds what it must wait for to ``waits``
+        (the streams' markers on the default queue, the transfer event on a stream)."""
         if stream is None:
+            waits.extend(self._join_streams())
             return self._queue
         if not isinstance(stream, OpenCLStream) or stream not in self._streams:
             raise LaunchError(f"opencl: not a live stream of this backend: {stream!r}")
+        if self._transfer is not None:
+            waits.append(self._transfer)
         stream.pending = True
+        stream.launches += 1
         return stream.queue
+
+    def _after_launch(self, stream: Any, done: Any) -> None:
+        if stream is None:
+            self._transfer = done
 
     def synchronize(self, scope: Any = None) -> None:
         """Wait for all work (``None``), for a stream or for an event."""
@@ -233,6 +269,7 @@ class QueueOps:
                 return
             self._queue.finish()
             self._wait_other_streams()
+            self._transfer = None
 
     def _destroy_stream(self, stream: OpenCLStream) -> None:
         if stream in self._streams:

@@ -126,6 +126,11 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
             tf = self.target.features
             dtypes = self.target.dtypes()
             features = {f for f in ("f64", "i64", "float_atomics") if f in tf}
+            if len(self._queues) > 1:
+                # transfers wait for every stream before and after (memory.py), so streams
+                # on separate queues stay ordered; one queue (lavapipe) would only serialize
+                # them again, through more submissions
+                features.add("streams")
             self._caps = Capabilities(
                 backend="vulkan",
                 device_name=name,

@@ -1,0 +1,120 @@
+"""CUDA streams on a fake driver: every launch on a stream is ordered after the transfers
+before it, and a read after every launch before it, through events alone.
+
+The driver below keeps, per stream, the set of operations that happen before the stream's
+next operation (in-order streams; ``cuEventRecord`` snapshots a stream's set,
+``cuStreamWaitEvent`` adds a snapshot to a stream); a test then checks what each operation
+is ordered after. Host synchronization is not counted, so ordering must come from events.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from accy.backend import Geometry
+from accy_backend_cuda.backend import CudaBackend
+from test_driver import FakeDriver, axpy
+
+
+class _Stream:
+    pass
+
+
+class _Event(list):
+    pass
+
+
+class _OrderDriver(FakeDriver):
+    """A FakeDriver whose streams and events track happens-before sets."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.before: dict[int, frozenset[int]] = {}  # stream id → ops ordered before its next
+        self.ops: list[tuple[str, object]] = []  # (kind, stream) per op id
+        self.deps: list[frozenset[int]] = []  # op id → ops it is ordered after
+        self.snap: dict[int, frozenset[int]] = {}  # event id → recorded set
+
+    def _op(self, kind: str, stream: object) -> int:
+        k = id(stream)
+        ordered = self.before.get(k, frozenset())
+        self.ops.append((kind, stream))
+        self.deps.append(ordered)
+        self.before[k] = ordered | {len(self.ops) - 1}
+        return len(self.ops) - 1
+
+    def create_stream(self) -> object:
+        return _Stream()
+
+    def create_event(self) -> object:
+        return _Event()
+
+    def is_event(self, obj: object) -> bool:
+        return isinstance(obj, _Event)
+
+    def record_event(self, event, stream) -> None:
+        self.snap[id(event)] = self.before.get(id(stream), frozenset())
+
+    def wait_event(self, stream, event) -> None:
+        k = id(stream)
+        self.before[k] = self.before.get(k, frozenset()) | self.snap.get(id(event), frozenset())
+
+    def copy_to_device(self, pointer, host, stream) -> None:
+        self._op("write", stream)
+
+    def copy_to_host(self, host, pointer, stream) -> None:
+        self._op("read", stream)
+
+    def fill_bytes(self, pointer, value, nbytes, stream) -> None:
+        self._op("fill", stream)
+
+    def copy_device(self, dst, src, nbytes, stream) -> None:
+        self._op("copy", stream)
+
+    def stream_synchronize(self, stream) -> None:
+        pass
+
+    def synchronize(self) -> None:
+        pass
+
+    def destroy_stream(self, stream) -> None:
+        pass
+
+    def destroy_event(self, event) -> None:
+        pass
+
+    def unload_module(self, module) -> None:
+        pass
+
+    def free(self, pointer) -> None:
+        pass
+
+    def launch(self, function, grid, block, args, stream, shared_bytes=0) -> None:
+        self._op("launch", stream)
+
+
+def test_launches_on_streams_are_ordered_after_transfers_and_before_reads():
+    drv = _OrderDriver()
+    be = CudaBackend(drv)
+    assert "streams" in be.capabilities().features
+    k = be.load(be.compile(axpy()))
+    y, x, z = be.allocate(256), be.allocate(256), be.allocate(256)
+    s1, s2, ev = be.create_stream(), be.create_stream(), be.create_event()
+    geom, scal = Geometry(1, 64), [("i32", 64), ("f32", 2.0)]
+    be.write(x, np.ones(64, np.float32))  # op 0
+    be.launch(k, geom, [y, x], scal, stream=s1, signal_event=ev)  # 1
+    be.fill(z, 0)  # 2
+    be.launch(k, geom, [z, y], scal, stream=s2, wait_events=[ev])  # 3
+    be.launch(k, geom, [x, z], scal, stream=s1)  # 4
+    be.read(y, np.empty(64, np.float32))  # 5
+    kinds = [kind for kind, _ in drv.ops]
+    assert kinds == ["write", "launch", "fill", "launch", "launch", "read"]
+    dep = drv.deps
+    assert 0 in dep[1] and {0, 1, 2} <= dep[3]  # after the write, the fill and the event
+    assert 2 in dep[4]  # the fill on the copy stream is waited for by stream 1 too
+    assert 1 in dep[2]  # the fill joined stream 1 (WAR on any buffer it touched)
+    assert {0, 1, 2, 3, 4} <= dep[5]  # the read sees every launch on every stream
+    assert drv.ops[1][1] is s1 and drv.ops[3][1] is s2  # launches went to their streams
+    for obj in (s1, s2, ev, k):
+        be.destroy(obj)
+    for b in (x, y, z):
+        be.free(b)
+    assert be.live_objects() == {"kernels": 0, "buffers": 0, "streams": 0, "events": 0}
