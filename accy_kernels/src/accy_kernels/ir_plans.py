@@ -11,9 +11,12 @@ Out-of-range indices (``mode="raise"``) are checked by the executable before lau
 
 Tuning: where the compile has the tuning cache's family choices (``accy.compile`` with
 ``tuning=True``), ``sort``/``argsort`` take the cached ``radix`` candidate (tile length),
-``gather`` the ``direct`` work-group size, ``scatter_add``/``segment_sum`` the ``atomic``
-work-group size and ``random`` its generator's work-group size, under the same tuning key
-as the direct calls (:mod:`accy_kernels.tuning_keys`); the defaults otherwise.
+the prefix sums inside their radix passes the cached ``scan.reduce_then_scan`` candidate
+(tile length; key ``i32``, ``n{b(tiles x 256)}``), ``gather`` the ``direct`` work-group
+size, ``scatter`` the ``last_write`` work-group size, ``scatter_add``/``segment_sum`` the
+``atomic`` work-group size and ``random`` its generator's work-group size, under the same
+tuning key as the direct calls (:mod:`accy_kernels.tuning_keys`); the defaults otherwise.
+Contractions take the cached ``matmul`` variant and candidate (:mod:`accy_kernels.matmul_ir`).
 
 ``sort``/``argsort`` on ``rows x n`` (last axis) with ``rows > 1`` use two stable radix
 sorts: argsort of all keys, then a stable sort of the permutation by row (``perm // n``,
@@ -88,14 +91,17 @@ def scatter(plan, backend, call) -> None:
     winner = plan.temp("i32", n)
     if not dt.num_elements:
         return _empty(plan, call)
-    plan.launch(copy_kernel(dtype, WG), groups_for(dt.num_elements, WG), [call.output, dst],
+    cand = _tuned(backend, "scatter", "last_write", f"{dtype}+{idt}",
+                  f"n{bucket(vt.num_elements)}-d{bucket(dt.num_elements)}")
+    wg = cand.workgroup_size if cand is not None else WG
+    plan.launch(copy_kernel(dtype, wg), groups_for(dt.num_elements, wg), [call.output, dst],
                 [("i32", dt.num_elements)])
     if vt.num_elements == 0:
         return
-    plan.launch(fill_kernel("i32", WG), groups_for(n, WG), [winner], [("i32", n), ("i32", -1)])
-    plan.launch(winner_kernel(idt, mode, WG), groups_for(m, WG), [winner, idx],
+    plan.launch(fill_kernel("i32", wg), groups_for(n, wg), [winner], [("i32", n), ("i32", -1)])
+    plan.launch(winner_kernel(idt, mode, wg), groups_for(m, wg), [winner, idx],
                 [("i32", m), ("i32", n)])
-    plan.launch(write_kernel(dtype, idt, mode, WG), groups_for(vt.num_elements, WG),
+    plan.launch(write_kernel(dtype, idt, mode, wg), groups_for(vt.num_elements, wg),
                 [call.output, vals, idx, winner],
                 [("i32", vt.num_elements), ("i32", m), ("i32", inner), ("i32", n)])
 
@@ -207,6 +213,8 @@ def _radix(plan, backend, keys: Slot, dtype: str, descending: bool, n: int, pass
     tiles = max(1, ceil_div(n, chunk))
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     counts, hist = plan.temp("i32", tiles * RADIX), plan.temp("i32", tiles * RADIX)
+    scan = _tuned(backend, "scan", "reduce_then_scan", "i32", sort_class(tiles * RADIX))
+    scan_chunk = scan.items_per_thread if scan is not None else None
     offsets = plan.temp("i32", tiles * RADIX)
     ping = [plan.temp(st, n), plan.temp(st, n)]
     carry = vals is not None
@@ -217,7 +225,8 @@ def _radix(plan, backend, keys: Slot, dtype: str, descending: bool, n: int, pass
         scalars = [("i32", n), ("i32", chunk), ("i32", stride), ("i32", tiles),
                    ("i32", p * RADIX_BITS)]
         plan.launch(histogram_kernel(dtype, descending), groups, [hist, counts, src_k], scalars)
-        add_scan(plan, backend, hist, offsets, tiles * RADIX, "i32", inclusive=False)
+        add_scan(plan, backend, hist, offsets, tiles * RADIX, "i32", inclusive=False,
+                 chunk=scan_chunk)
         dst_k = keys_out if last else ping[p % 2]
         dst_v = vals_out if last else vping[p % 2]
         vmode = "none" if not carry else ("iota" if p == 0 and vals == "iota" else "carry")

@@ -40,7 +40,7 @@ _ITEMSIZE = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1}
 class TargetBackend:
     """What a family's plan may ask of the backend at compile time: its features, its
     ``max_loop_iterations`` (:func:`accy.families.loop_budget`) and the tuning cache's
-    family choices (:meth:`family_candidate`)."""
+    family choices (:meth:`family_variant`, :meth:`family_candidate`)."""
 
     def __init__(self, profile: Any = None, name: str | None = None,
                  choices: Any = None) -> None:
@@ -60,6 +60,16 @@ class TargetBackend:
 
         fam = get_family(family)
         return self.choices.candidate(fam, fam.variant(variant), dtypes, shape_class)
+
+    def family_variant(self, family: str, dtypes: str, shape_class: str) -> Any:
+        """The cached :class:`accy.families.Variant` of ``family`` for this target's device
+        and the tuning key, or None (no tuning, no entry, or the target cannot run it)."""
+        if not self.choices:
+            return None
+        from accy.families.registry import get_family, variant_runs_on
+
+        var = self.choices.variant(get_family(family), dtypes, shape_class)
+        return var if var is not None and variant_runs_on(var, self)[0] else None
 
     def capabilities(self) -> Any:
         feats = self.profile.features if self.profile is not None else frozenset()

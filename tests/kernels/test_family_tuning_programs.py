@@ -1,0 +1,119 @@
+"""Compiled programs read the tuning cache for every library op: a cached winner that differs
+from the default is what a compiled contraction (``matmul``), ``scatter`` and the prefix
+sums inside a sort (``scan``) run, only for its shape class, and ``tuning=False`` keeps the
+default. (Sort, gather, random and atomic scatter_add: ``test_family_tuning.py``.)"""
+
+from __future__ import annotations
+
+import accy
+import numpy as np
+import pytest
+from accy.families import get_family
+from accy.families.lowering import decode_launches
+from accy.tuning.cache import TuningCache, TuningEntry
+from accy.tuning.families import family_shape_key, space_version
+
+
+@pytest.fixture(autouse=True)
+def _private_tuning_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("ACCY_TUNING_CACHE", str(tmp_path / "tuning.json"))
+
+
+def _store(device: str, family: str, kernel: str, dtypes: str, shape: str, choice: str) -> None:
+    fam = get_family(family)
+    TuningCache().store([TuningEntry(device, kernel,
+                                     family_shape_key(space_version(fam), dtypes, shape),
+                                     choice, 10, 20, 3, "family", accy.__version__)])
+
+
+def _launches(exe) -> list[tuple]:
+    """(kernel name, scalars) of every library/contract launch of the compiled program."""
+    return [(ln[0], ln[4]) for op in exe.module.functions[0].body.ops
+            if op.name == "dispatch.region" and op.attrs.get("launches")
+            for ln in decode_launches(op.attrs["launches"])]
+
+
+def _device() -> str:
+    from accy.plugins import open_backend
+
+    return open_backend("cpu").capabilities().device_fingerprint
+
+
+def _matmul(n: int):
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor("f32", (n, n)), b.tensor("f32", (n, n))])
+    fb.return_(fb.matmul(fb.param(0), fb.param(1)))
+    fb.finish()
+    return b.finish()
+
+
+def test_compiled_contraction_uses_the_cached_matmul_variant_and_tile():
+    tile = "wg256-ipt1-bk=16-rm=2-rn=2-tx=16-ty=16"  # 32x32 tiles, 2x2 per work-item
+    assert tile in {c.label() for c in get_family("matmul").variant("tiled").candidates}
+    m = _matmul(32)  # 32**3 multiply-adds: a contraction (MIN_WORK)
+    names = {n for n, _ in _launches(accy.compile(m, "cpu"))}
+    assert not any("tiled" in n for n in names)  # cpu default: blocked
+    dev = _device()
+    _store(dev, "matmul", "matmul", "f32", "m5-n5-k5-b0", "tiled")
+    _store(dev, "matmul", "matmul.tiled", "f32", "m5-n5-k5-b0", tile)
+    exe = accy.compile(m, "cpu")
+    tiled = [n for n, _ in _launches(exe) if n.startswith("matmul_tiled")]
+    assert tiled and all("32x32x16_r2x2" in n for n in tiled), tiled
+    rng = np.random.default_rng(2)
+    a, b = (rng.standard_normal((32, 32)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(exe(a, b)[0], a @ b, rtol=1e-4, atol=1e-5)
+    other = {n for n, _ in _launches(accy.compile(_matmul(64), "cpu"))}  # class m6-n6-k6
+    assert not any("tiled" in n for n in other)
+    assert not any("tiled" in n for n, _ in _launches(accy.compile(m, "cpu", tuning=False)))
+
+
+def _scatter(n: int):
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor("f32", (n,)), b.tensor("i32", (64,)),
+                                       b.tensor("f32", (64,))])
+    fb.return_(fb.scatter(fb.param(0), fb.param(1), fb.param(2)))
+    fb.finish()
+    return b.finish()
+
+
+def test_compiled_scatter_uses_the_cached_work_group_size():
+    m = _scatter(64)
+    assert all(n.endswith("wg256") for n, _ in _launches(accy.compile(m, "cpu"))
+               if n.startswith("scatter_"))
+    _store(_device(), "scatter", "scatter.last_write", "f32+i32", "n6-d6", "wg64-ipt1")
+    exe = accy.compile(m, "cpu")
+    sizes = {n.rsplit("_wg", 1)[1] for n, _ in _launches(exe) if n.startswith("scatter_")}
+    assert sizes == {"64"}
+    dst = np.zeros(64, np.float32)
+    idx = (np.arange(64, dtype=np.int32) * 5) % 64
+    vals = np.arange(64, dtype=np.float32)
+    want = dst.copy()
+    want[idx] = vals
+    np.testing.assert_array_equal(exe(dst, idx, vals)[0], want)
+    other = _launches(accy.compile(_scatter(128), "cpu"))  # class n6-d7
+    assert all(n.endswith("wg256") for n, _ in other if n.startswith("scatter_"))
+
+
+def _sort(n: int):
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor("f32", (n,))])
+    fb.return_(fb.sort(fb.param(0)))
+    fb.finish()
+    return b.finish()
+
+
+def _scan_chunks(exe) -> set:
+    return {v for n, sc in _launches(exe) if n.startswith("scan_reduce") for d, v in sc[1:2]}
+
+
+def test_prefix_sums_inside_a_compiled_sort_use_the_cached_scan_tile():
+    m = _sort(64)  # one radix tile: a 256-counter scan, class n8
+    default = _scan_chunks(accy.compile(m, "cpu"))
+    assert default and 32768 not in default
+    _store(_device(), "scan", "scan.reduce_then_scan", "i32", "n8", "wg64-ipt32768")
+    exe = accy.compile(m, "cpu")
+    assert _scan_chunks(exe) == {32768}
+    x = np.random.default_rng(4).standard_normal(64).astype(np.float32)
+    np.testing.assert_array_equal(exe(x)[0], np.sort(x))
+    other = _scan_chunks(accy.compile(_sort(8192), "cpu"))  # 2 radix tiles: class n9
+    assert other and 32768 not in other
