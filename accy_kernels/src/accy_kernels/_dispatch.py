@@ -158,12 +158,17 @@ def pick_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
     """Return the default scatter_add/segment_sum variant for ``total`` values into ``size``
     output elements: ``privatized`` where per-thread private histograms pay off (a
     host-memory backend with several threads and ``threads x size <= total``; no atomics, no
-    contended cache lines), else :func:`pick_atomic`."""
-    from accy_kernels.scatter_add_privatized import worthwhile
+    contended cache lines), else ``atomic`` where the backend has atomic add on ``dtype``,
+    else ``privatized`` on a lane device (lavapipe, PoCL: a few CPU threads) whose private
+    copies fit the same rule, else ``sorted``. Measured: ``bench/scatter_add_variants.py``
+    (figures in :mod:`accy_kernels.scatter_add_privatized`)."""
+    from accy_kernels.scatter_add_privatized import worthwhile, worthwhile_without_atomics
 
     if worthwhile(backend, size, total):
         return "privatized"
-    return pick_atomic(backend, dtype)
+    if has_atomic_add(backend, dtype):
+        return "atomic"
+    return "privatized" if worthwhile_without_atomics(backend, size, total) else "sorted"
 
 
 def require_atomic_add(family: str, variant: str, dtype: str, backend: Any) -> None:
