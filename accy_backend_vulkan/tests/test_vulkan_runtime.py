@@ -145,6 +145,25 @@ def test_streams_feature_only_with_more_than_one_queue(vk):
     assert ("streams" in vk.capabilities().features) == (count > 1)
 
 
+def test_buffer_past_max_storage_buffer_range_is_refused(vk, monkeypatch):
+    """A binding larger than maxStorageBufferRange (lavapipe: 128 MiB) would read zeros and
+    drop writes past the limit: the launch refuses it, naming the buffer and the limit."""
+    from accy.errors import OutOfResources
+
+    assert vk.max_storage_buffer_range >= 1 << 27
+    loaded = vk.load(vk.compile(K.scale()))
+    small, other, big = vk.allocate(256), vk.allocate(256), vk.allocate(2048)
+    monkeypatch.setattr(vk, "max_storage_buffer_range", 1024)
+    with pytest.raises(OutOfResources, match=r"buffer 'x' of 2048 bytes exceeds .*"
+                                             r"maxStorageBufferRange of 1024 bytes"):
+        vk.launch(loaded, Geometry(1, 64), [small, big], _PAIRS)
+    vk.launch(loaded, Geometry(1, 64), [small, other], _PAIRS)  # within the limit: runs
+    vk.synchronize()
+    for b in (small, other, big):
+        vk.free(b)
+    vk.destroy(loaded)
+
+
 def test_staging_memory_path(fresh):
     be = fresh(memory="staging")
     assert be.staging

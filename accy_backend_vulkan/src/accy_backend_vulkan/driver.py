@@ -30,7 +30,7 @@ import numpy as np
 import vulkan as vk
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
-from accy.errors import LaunchError
+from accy.errors import LaunchError, OutOfResources
 
 from accy_backend_vulkan.commands import (
     CommandQueue,
@@ -107,6 +107,9 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
             raise
         self._init_commands()
         self._init_memory(memory or config.vulkan_memory())
+        #: bytes one storage-buffer binding may span (lavapipe: 128 MiB); a launch binding a
+        #: larger buffer raises OutOfResources (the shader would not see past it)
+        self.max_storage_buffer_range = int(self._props.limits.maxStorageBufferRange)
         self._caps: Capabilities | None = None
         atexit.register(_save_at_exit, weakref.ref(self))
 
@@ -298,7 +301,8 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
             ),
         )[0]
         infos = [
-            vk.VkDescriptorBufferInfo(buffer=b.buffer, offset=0, range=b.capacity_bytes)
+            vk.VkDescriptorBufferInfo(buffer=b.buffer, offset=0,
+                                      range=min(b.capacity_bytes, self.max_storage_buffer_range))
             for b in buffers
         ]
         writes = [
@@ -344,6 +348,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
 
         Raises:
             LaunchError: argument count/dtype mismatch, wrong work-group size, device lost.
+            OutOfResources: a buffer larger than ``max_storage_buffer_range``.
         """
         meta = loaded.artifact.metadata
         name = loaded.artifact.kernel_name
@@ -362,6 +367,7 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
                 f"differs from the kernel's {meta['workgroup_size']}"
             )
         bufs = [self._check_buffer(b, f"launch {name!r}") for b in buffers]
+        self._check_ranges(name, meta, bufs)
         groups = int(geometry.groups)
         if groups <= 0:
             self._pack_scalars(loaded, scalars, groups)  # argument checks still apply
@@ -379,6 +385,18 @@ class VulkanBackend(SpirvCompiler, DeviceSetup, CommandQueue, BufferMemory, Scal
         self._enqueue(
             PendingLaunch(loaded, ds, key, push, groups), stream, wait_events, signal_event
         )
+
+    def _check_ranges(self, name: str, meta: dict, bufs: list[VulkanBuffer]) -> None:
+        """Refuse a buffer larger than one storage-buffer binding may span
+        (``maxStorageBufferRange``): the kernel would read zeros and drop writes past it."""
+        limit = self.max_storage_buffer_range
+        for (bname, *_), b in zip(meta["buffers"], bufs, strict=False):
+            if b.nbytes > limit:
+                raise OutOfResources(
+                    f"launch {name!r}: buffer {bname!r} of {b.nbytes} bytes exceeds the "
+                    f"device's maxStorageBufferRange of {limit} bytes (one binding); split "
+                    "the array or use a backend without the limit (cpu, opencl)",
+                    resource="storage_buffer_range", required=b.nbytes, limit=limit)
 
     def destroy(self, obj: Any) -> None:
         """Release a loaded kernel (pipeline, layouts, descriptor pool), a stream or an
