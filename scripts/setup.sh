@@ -4,8 +4,9 @@
 #   1. installs Mesa's Vulkan drivers (lavapipe), the Vulkan loader and spirv-tools with apt, so
 #      the Vulkan backend really runs and SPIR-V is validated, and PoCL (an OpenCL CPU device),
 #      the OpenCL ICD loader and the SPIR-V -> SPIR translator llvm-spirv-15 for the OpenCL
-#      backend; a failure there (no root, no network, not Debian) is only a warning: the CPU
-#      tests still run;
+#      backend, and binutils (ld: the CPU backend links programs into shared objects that a
+#      warm cache loads with dlopen, without llvmlite); a failure there (no root, no network,
+#      not Debian) is only a warning: the CPU tests still run;
 #   2. creates a clean .venv (no system site-packages: everything accy needs is installed from
 #      PyPI, so a green run here is a green run on a fresh machine);
 #   3. installs every accy package editable and the test tools, in one pip call so the resolver
@@ -33,7 +34,7 @@ accy_install_system_packages() {
     fi
     if ! { $sudo apt-get update -q \
             && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
-               --no-install-recommends mesa-vulkan-drivers libvulkan1 spirv-tools \
+               --no-install-recommends mesa-vulkan-drivers libvulkan1 spirv-tools binutils \
                pocl-opencl-icd ocl-icd-libopencl1 llvm-spirv-15 clinfo; }; then
         echo "warning: apt-get failed; continuing without Vulkan/OpenCL drivers and spirv-tools" >&2
     fi
