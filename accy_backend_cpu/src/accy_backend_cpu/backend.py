@@ -52,6 +52,9 @@ __all__ = ["CpuBackend", "LoadedKernel"]
 _KERNEL_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
 )
+# the same entry without argument conversion: called with ctypes objects only (the pointer
+# and scalar arrays pass as pointers, c_int32 by value), ~0.5 us less per call than _KERNEL_FN
+_RAW_KERNEL_FN = ctypes.CFUNCTYPE(None)
 _EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
 
 
@@ -463,7 +466,10 @@ class CpuBackend:
         work = meta["workgroup_size"] * meta.get("work_per_item", 1) if work is None \
             else max(1, -(-int(work) // groups))
         if not self.pool.parallel(groups, work):
-            return pointers, functools.partial(fn, pointers, slots, 0, groups, groups)
+            raw = _RAW_KERNEL_FN(ctypes.cast(fn, ctypes.c_void_p).value)
+            count = ctypes.c_int32(groups)
+            return pointers, functools.partial(raw, pointers, slots, ctypes.c_int32(0), count,
+                                               count)
 
         def part(begin: int, end: int) -> None:
             fn(pointers, slots, begin, end, groups)

@@ -91,3 +91,14 @@ def test_jit_fast_path_retraces_on_new_signatures():
     assert f.trace_count == 2
     with pytest.raises(AccyError):
         f(a.astype(np.float16), a)  # refused as before (an accy error, not a crash)
+
+
+def test_generated_fast_path_takes_read_only_inputs_and_refuses_other_types():
+    exe = accy.compile(_module(), use_cache=False)
+    x, y = _inputs()
+    exe(x, y)
+    x.setflags(write=False)  # no writable buffer: the address comes from the array interface
+    got = exe.call_fast((x, y))
+    assert got is not None
+    _check(got, x, y)
+    assert exe.call_fast((x.tolist(), y)) is None and exe.call_fast([x, y, y]) is None

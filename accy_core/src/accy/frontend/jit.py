@@ -32,6 +32,7 @@ import numpy as np
 from accy.errors import InputError, UnsupportedError
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.numpy_api import value_of
+from accy.frontend.trace import _STATE as _TRACE_STATE
 from accy.frontend.trace import Trace, array_dtype, current_trace, tracing
 from accy.frontend.tracer import Tracer
 from accy.frontend.tree import flatten, unflatten
@@ -179,13 +180,13 @@ class Jitted:
             VerifyError: a shape/dtype error in the traced code (names the user's line).
             TracerConversionError: Python control flow on traced data.
         """
+        last = self._last  # set only for calls without keywords and static arguments
+        if last is not None and not kwargs and not getattr(_TRACE_STATE, "stack", None):
+            out = last.executable.call_fast(args)  # checks dtypes, shapes and layouts itself
+            if out is not None:
+                return out[0] if last.out_tree == _LEAF else unflatten(last.out_tree, out)
         fast_key = None
         if not kwargs and not self.static_argnums and current_trace() is None:
-            last = self._last
-            if last is not None:  # the executable checks dtypes, shapes and layouts itself
-                out = last.executable.call_fast(args)
-                if out is not None:
-                    return out[0] if last.out_tree == _LEAF else unflatten(last.out_tree, out)
             if all(type(a) is np.ndarray and a.dtype.kind != "c" for a in args):  # complex:
                 # two leaves per argument (tree.flatten), not the fast path's one
                 fast_key = tuple((a.dtype, a.shape) for a in args)

@@ -201,7 +201,7 @@ class Executable:
             fast = self._fast
             if fast is None:
                 fast = self._fast = build_fast_call(self) or False
-            return fast(args) if fast else None
+            return fast.call(args) if fast else None
 
     # buffers and the sequence protocol (device-array runs use the default workspace) ---
     def _constant(self, slot: int) -> object | None:

@@ -42,7 +42,12 @@ def _address(a: np.ndarray) -> int:
 
 class FastCall:
     """A prepared call: ``plan(args)`` returns the results, or ``None`` when ``args`` do
-    not match the parameters exactly (the caller then takes the ordinary path)."""
+    not match the parameters exactly (the caller then takes the ordinary path).
+
+    ``call`` is the same function generated for this plan (:func:`_specialise`): every
+    parameter, output and launch unrolled, their dtypes, shapes, pointer arrays and launch
+    callables bound as globals — no loop, tuple unpacking or list per call (~1 us of the
+    ~4 us a 256-element call costs)."""
 
     def __init__(self, params: list[tuple[np.dtype, tuple[int, ...]]],
                  outputs: list[tuple[np.dtype, tuple[int, ...]]],
@@ -56,31 +61,49 @@ class FastCall:
         self.results = results
         self.plain = [k for k, _ in results] == ["out"] * len(results)
         self.count = len(params)
+        self.call = _specialise(self)
 
     def __call__(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
-        if len(args) != self.count:
-            return None
-        addresses = []
-        i = 0
-        for dtype, shape, strides in self.params:
-            a = args[i]
-            i += 1
-            if (type(a) is not _ndarray or a.dtype != dtype or a.shape != shape
-                    or a.strides != strides):
-                return None
-            addresses.append(_address(a))
-        outs = []
-        for dtype, shape in self.outputs:
-            o = _empty(shape, dtype)
-            outs.append(o)
-            addresses.append(_addressof(_from_buffer(o)))
-        for pointers, run, binds in self.launches:
-            for position, source in binds:
-                pointers[position] = addresses[source]
-            run()
-        if self.plain:
-            return tuple(outs)
+        return self.call(args)
+
+    def finish(self, args: Sequence[Any], outs: list[np.ndarray]) -> tuple[Any, ...]:
+        """The call's results from its fresh ``outs`` (copies of parameters, constants)."""
         return tuple(_result(kind, ref, args, outs) for kind, ref in self.results)
+
+
+def _specialise(plan: FastCall) -> Any:
+    """Generate ``call(args)`` for ``plan``: the generic loop of checks, addresses, output
+    allocations and launches written out for this plan's parameters and launches."""
+    env: dict[str, Any] = {"_ndarray": _ndarray, "_empty": _empty, "_addressof": _addressof,
+                           "_from_buffer": _from_buffer, "_address": _address,
+                           "_finish": plan.finish}
+    lines = ["def call(args):", f"    if len(args) != {plan.count}:", "        return None"]
+    if plan.count:
+        names = ", ".join(f"a{i}" for i in range(plan.count))
+        lines.append(f"    {names}, = args")
+    for i, (dtype, shape, strides) in enumerate(plan.params):
+        env[f"d{i}"], env[f"s{i}"], env[f"t{i}"] = dtype, shape, strides
+        lines += [f"    if (type(a{i}) is not _ndarray or a{i}.dtype != d{i} or a{i}.shape != s{i}"
+                  f" or a{i}.strides != t{i}):", "        return None"]
+    for i in range(plan.count):  # after every check: nothing is taken from a refused call
+        lines += ["    try:", f"        p{i} = _addressof(_from_buffer(a{i}))",
+                  "    except (TypeError, ValueError, BufferError):",
+                  f"        p{i} = _address(a{i})"]
+    for j, (dtype, shape) in enumerate(plan.outputs):
+        env[f"od{j}"], env[f"os{j}"] = dtype, shape
+        lines += [f"    o{j} = _empty(os{j}, od{j})", f"    q{j} = _addressof(_from_buffer(o{j}))"]
+    sources = [f"p{i}" for i in range(plan.count)] + [f"q{j}" for j in range(len(plan.outputs))]
+    for k, (pointers, run, binds) in enumerate(plan.launches):
+        env[f"P{k}"], env[f"R{k}"] = pointers, run
+        lines += [f"    P{k}[{position}] = {sources[source]}" for position, source in binds]
+        lines.append(f"    R{k}()")
+    outs = "".join(f"o{j}, " for j in range(len(plan.outputs)))
+    if plan.plain:
+        lines.append(f"    return ({outs})")
+    else:
+        lines.append(f"    return _finish(args, [{outs}])")
+    exec(compile("\n".join(lines), "<accy fast call>", "exec"), env)  # noqa: S102 (our code)
+    return env["call"]
 
 
 def _strides(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[int, ...]:
