@@ -87,6 +87,9 @@ class CpuBackend:
     """
 
     name = "cpu"
+    #: run loop nodes with the native loop driver (:meth:`bind_loop`); False: the runtime
+    #: launches loop bodies one launch at a time (for comparisons and tests)
+    native_loops = True
 
     def __init__(self, num_threads: int | None = None, target: CpuTarget | None = None) -> None:
         self.target = target or CpuTarget()
@@ -475,6 +478,23 @@ class CpuBackend:
             fn(pointers, slots, begin, end, groups)
 
         return pointers, functools.partial(self.pool.run, part, groups, work)
+
+    def bind_loop(self, flat: Any, kernels: dict[str, LoadedKernel]) -> Any:
+        """The native driver of a flattened loop node (:mod:`accy_backend_cpu.loop_driver`):
+        every iteration of the loop in one call, no Python per launch. ``flat``: a
+        :class:`~accy.runtime.loop_plan.FlatLoop` with its alias facts; ``kernels``: kernel
+        name → loaded kernel. None when :attr:`native_loops` is off or the loop does not
+        fit the driver.
+
+        Raises:
+            LaunchError: a kernel was destroyed, or a launch's scalars or work-group size
+                do not match its kernel.
+        """
+        if not self.native_loops:
+            return None
+        from accy_backend_cpu.loop_driver import bind_loop
+
+        return bind_loop(self, flat, kernels)
 
     def create_stream(self) -> _Handle:
         """Return a stream (launches on the CPU are synchronous)."""

@@ -19,6 +19,7 @@ from accy.runtime.deps import DependencyGraph, dependency_graph, graph_nodes
 from accy.runtime.fast_call import build_fast_call
 from accy.runtime.graph import LaunchGraph
 from accy.runtime.invocation import Invocation, as_bytes, check_arrays
+from accy.runtime.loop_plan import build_native_loop
 from accy.runtime.resources import MIN_BUFFER_BYTES, Resources
 from accy.runtime.sequence import geometry
 from accy.runtime.streams import StreamPlan, plan_streams
@@ -84,6 +85,7 @@ class Executable:
         self._lock = self._res.lock
         self._written = graph.written_slots
         self._fast: Any = None  # the small-call plan (accy.runtime.fast_call), built lazily
+        self._native: dict[int, Any] = {}  # id(loop node) -> native driver or False
         self._nodes = graph_nodes(graph)  # launches and loop nodes in run order
         self._geometries = [geometry(ln) if ln.groups > 0 else None for ln in graph.launches]
         self._deps: DependencyGraph | None = None
@@ -249,6 +251,14 @@ class Executable:
             buf = spares[slot] = self._new_temporary(slot)
         return buf
 
+    def native_loop(self, node: Any) -> Any:
+        """Sequence protocol: the backend's native driver of loop ``node`` (built on first
+        use, :func:`~accy.runtime.loop_plan.build_native_loop`), or None."""
+        got = self._native.get(id(node))
+        if got is None:
+            got = self._native[id(node)] = build_native_loop(self, node) or False
+        return got or None
+
     def _kernel(self, name: str) -> object:
         """The loaded kernel ``name`` (loaded again after :meth:`close`)."""
         return self._res.kernel(name)
@@ -314,6 +324,7 @@ class Executable:
         """
         with self._lock:
             self._fast = None  # it holds the kernels' and persistent buffers' addresses
+            self._native = {}  # so do the native loop drivers
         self._res.release()
 
     def __enter__(self) -> Executable:

@@ -348,6 +348,9 @@ class _Run:
             buf = self.ws.spares[slot] = self.exe._new_temporary(slot)
         return buf
 
+    def native_loop(self, node: Any) -> Any:
+        return self.exe.native_loop(node) if self.plan is None else None
+
     def launch(self, ln: Any, bound: list[object]) -> None:
         kernel = self.exe._res.kernel(ln.kernel)
         if self.plan is None:

@@ -9,7 +9,11 @@ runs alike, through a *run context* ``ctx`` with:
 - ``ctx.own(slot)`` / ``ctx.spare(slot)``: the two buffers of a carried loop result slot;
 - ``ctx.launch(ln, bound)``: launch :class:`~accy.runtime.GraphLaunch` ``ln`` on the bound
   buffers (on the context's current stream);
-- ``ctx.sync()``: wait for everything launched so far (before a host read).
+- ``ctx.sync()``: wait for everything launched so far (before a host read);
+- optionally ``ctx.native_loop(node)``: the backend's native driver of a loop node
+  (:func:`accy.runtime.loop_plan.build_native_loop`) or None; :func:`run_loop` then runs
+  the whole node in one call (falling back to the launches below when its per-run checks
+  refuse the buffers).
 
 A loop rebinds its body's parameter slots in ``buffers`` (:mod:`accy.runtime.loop_graph`
 describes the protocol). A ``loop.for`` is
@@ -26,6 +30,7 @@ import numpy as np
 
 from accy.backend import Geometry
 from accy.runtime.loop_graph import LoopNode, Program
+from accy.runtime.loop_plan import origin_buffers
 
 __all__ = ["geometry", "launch_node", "run_loop", "run_sequence"]
 
@@ -83,6 +88,10 @@ def _condition(ctx: Any, node: LoopNode, buffers: dict[int, Any]) -> bool:
 
 def run_loop(ctx: Any, node: LoopNode, buffers: dict[int, Any]) -> None:
     """Run one loop node to completion (see the module docstring)."""
+    native = getattr(ctx, "native_loop", None)
+    driver = native(node) if native is not None else None
+    if driver is not None and driver.run(origin_buffers(ctx, driver.flat, buffers)):
+        return
     for p, outer in node.bind:
         buffers[p] = ctx.buffer(outer, buffers)
     for _, r in node.carry:

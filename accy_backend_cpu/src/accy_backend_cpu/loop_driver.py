@@ -1,0 +1,188 @@
+"""The CPU backend's native loop driver: a whole loop node in one native call.
+
+:meth:`CpuBackend.bind_loop` encodes a :class:`~accy.runtime.loop_plan.FlatLoop` for the
+interpreter of :mod:`accy_backend_cpu.loop_ir` (compiled once per process and target, in
+this process) and returns a :class:`NativeLoop`; the runtime calls
+:meth:`NativeLoop.run` with the buffers of the loop's origins, and every iteration,
+launch, double-buffer swap and ``loop.while`` condition read then happens without Python.
+
+Encoding (64-bit words, jump targets are word offsets): ``0`` end; ``1 entry scalars groups
+parts n slot*n`` launch; ``2 dst src`` move; ``3 r own spare`` toggle; ``4 c n`` set
+counter; ``5 c target`` jump if the counter is 0, else count down; ``6 target`` jump;
+``7 slot target`` jump if the byte at slot's buffer is 0.
+
+What the per-launch path checks per launch is checked here once: scalars, work-group size
+and that the kernels are alive when binding; buffer kinds, whole elements and the
+disjointness of written buffers (:func:`~accy.runtime.loop_plan.alias_facts`) once per run.
+Launches that :class:`~accy_backend_cpu.threadpool.WorkgroupPool` would split are split the
+same way over a team: the pool's worker threads run :func:`accy_loop_help` for the length
+of the run (one submit per helper and run, not per launch).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+import numpy as np
+from accy.errors import InternalError, LaunchError
+
+from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_scalars
+from accy_backend_cpu.loop_ir import driver_ir
+
+__all__ = ["NativeLoop", "bind_loop"]
+
+_RUN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_HELP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_OPS = {"move": 2, "toggle": 3, "setc": 4, "decjz": 5, "jmp": 6, "brz": 7}
+_MAX_BUFFERS = 256  # the driver's pointer array
+_MAX_PARTS = (1 << 20) - 1  # the ticket's part field
+_lock = threading.Lock()
+_drivers: dict[str, tuple[Any, Any, Any]] = {}
+
+
+def _driver(backend: Any) -> tuple[Any, Any]:
+    """``(run, help)`` ctypes functions of the driver for ``backend``'s target (compiled
+    once per process and target fingerprint)."""
+    from accy.codegen.worker import compile_here
+
+    key = backend.target.fingerprint()
+    with _lock:
+        got = _drivers.get(key)
+        if got is None:
+            request = backend.target.request(driver_ir(backend.target.triple), ("obj",))
+            obj = compile_here(request)["obj"]
+            engine, addresses = backend._engine(obj, ["accy_loop_run", "accy_loop_help"])
+            got = _drivers[key] = (engine, _RUN(addresses["accy_loop_run"]),
+                                   _HELP(addresses["accy_loop_help"]))
+    return got[1], got[2]
+
+
+def _address(buf: np.ndarray) -> int:
+    return buf.__array_interface__["data"][0]
+
+
+class NativeLoop:
+    """A bound loop program; :meth:`run` runs it once. Built by :func:`bind_loop`.
+
+    Attributes:
+        runs: completed native runs (tests and profiles read it).
+    """
+
+    def __init__(self, backend: Any, flat: Any, code: np.ndarray, keep: list[Any],
+                 parallel: bool) -> None:
+        self.backend = backend
+        self.flat = flat
+        self.code = code
+        self._keep = keep  # packed scalars and loaded kernels the code points into
+        self.parallel = parallel
+        self.entries = np.array([e for e, _, _ in flat.origins], dtype=np.int64)
+        self.element_bytes = np.array(flat.element_bytes, dtype=np.int64)
+        self.table = np.zeros(max(1, flat.size), dtype=np.int64)
+        self.team = np.zeros(32, dtype=np.int64)
+        self._run, self._help = _driver(backend)
+        self.runs = 0
+
+    def run(self, buffers: list[Any]) -> bool:
+        """Run the loop on ``buffers`` (one per :attr:`FlatLoop.origins` entry, in order).
+
+        Returns False, having run nothing, when a buffer is not a CPU buffer of whole
+        elements or two buffers that meet in a launch overlap (the caller then runs the
+        loop launch by launch, whose checks name the problem).
+
+        Raises:
+            InternalError: the driver met a bad instruction (a bug; please report).
+        """
+        n = len(buffers)
+        spans = np.empty((n, 2), dtype=np.int64)
+        for i, buf in enumerate(buffers):
+            if type(buf) is not np.ndarray or buf.dtype != np.uint8:
+                return False
+            a = _address(buf)
+            spans[i, 0] = a
+            spans[i, 1] = a + buf.nbytes
+        if n and ((spans[:, 1] - spans[:, 0]) % self.element_bytes).any():
+            return False
+        if not self.flat.disjoint(spans):
+            return False
+        table = self.table
+        table[self.entries] = spans[:, 0]
+        helpers = self._start_helpers() if self.parallel else []
+        try:
+            status = self._run(self.code.ctypes.data, table.ctypes.data, self.team.ctypes.data)
+        finally:
+            self.team[16] = 1  # quit
+            for f in helpers:
+                f.result()
+        if status:
+            raise InternalError(f"{self.flat.name}: the native loop driver met a bad "
+                                f"instruction at word {-status - 1}; please report")
+        self.runs += 1
+        return True
+
+    def _start_helpers(self) -> list[Any]:
+        team = self.team
+        team[:] = 0
+        pool = self.backend.pool
+        if pool.num_threads <= 1:
+            return []
+        try:
+            executor = pool._pool()
+            address = team.ctypes.data
+            return [executor.submit(self._help, address) for _ in range(pool.num_threads - 1)]
+        except RuntimeError:  # the pool is shutting down: the driver runs every part
+            return []
+
+
+def bind_loop(backend: Any, flat: Any, kernels: dict[str, Any]) -> NativeLoop | None:
+    """Encode ``flat`` (alias facts filled) for the driver; ``kernels``: name → loaded
+    kernel. None when a launch has more buffers than the driver's pointer array.
+
+    Raises:
+        LaunchError: a kernel was destroyed, or a launch's scalars or work-group size do
+            not match its kernel (the checks of :meth:`CpuBackend.launch`).
+    """
+    from accy.backend import Geometry
+
+    words: list[int] = []
+    starts: list[int] = []
+    patches: list[tuple[int, int]] = []  # (word index, op index)
+    keep: list[Any] = []
+    parallel = False
+    pool = backend.pool
+    for op in flat.ops:
+        starts.append(len(words))
+        kind = op[0]
+        if kind == "launch":
+            ln = op[1]
+            loaded = kernels[ln.kernel]
+            name, meta = live_kernel(loaded)
+            if len(meta["buffers"]) != len(ln.slots):
+                raise LaunchError(f"launch {name!r}: expected {len(meta['buffers'])} buffers, "
+                                  f"got {len(ln.slots)}")
+            if len(ln.slots) > _MAX_BUFFERS:
+                return None
+            check_workgroup(name, meta, Geometry(ln.groups, ln.workgroup_size))
+            scalars = pack_scalars(name, meta, list(ln.scalars))
+            keep += [loaded, scalars]
+            work = meta["workgroup_size"] * meta.get("work_per_item", 1)
+            parts = pool._parts(ln.groups, work)
+            parallel |= parts > 1
+            fn = ctypes.cast(loaded.function, ctypes.c_void_p).value
+            words += [1, fn, ctypes.addressof(scalars), ln.groups, min(parts, _MAX_PARTS),
+                      len(ln.slots), *ln.slots]
+        elif kind == "wstart":
+            continue
+        elif kind in ("decjz", "jmp", "brz"):
+            target = op[2] if kind != "jmp" else op[1]
+            words += [_OPS[kind]] + ([op[1]] if kind != "jmp" else []) + [0]
+            patches.append((len(words) - 1, target))
+        else:
+            words += [_OPS[kind], *op[1:]]
+    starts.append(len(words))
+    words.append(0)
+    for at, target in patches:
+        words[at] = starts[target]
+    code = np.array(words, dtype=np.int64)
+    return NativeLoop(backend, flat, code, keep, parallel)

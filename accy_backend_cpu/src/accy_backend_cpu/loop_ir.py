@@ -1,0 +1,288 @@
+"""LLVM IR of the CPU backend's native loop driver: a small interpreter and its helpers.
+
+``i64 accy_loop_run(ptr code, ptr table, ptr team)`` runs a loop program (the encoding of
+:mod:`accy_backend_cpu.loop_driver`: 64-bit words) over ``table`` (one 64-bit entry per
+slot: a buffer address, or a counter) and returns 0, or ``-(pc + 1)`` for a bad opcode at
+word ``pc``. Each launch word block names the kernel entry (address), its packed scalars,
+its work-groups, the parts it is split into and its slots; the driver builds the pointer
+array from the table and calls ``entry(ptrs, scalars, begin, end, groups)``.
+
+A launch of more than one part is a *job* for the team: ``team`` (64-bit words) holds the
+ticket at word 0 (``parts << 20 | next part``), the count of finished parts at word 8, the
+quit flag at word 16 and the job (entry, pointers, scalars, groups) at words 24-27. The
+driver posts the job, claims parts like the helpers do (atomic fetch-add on the ticket, so
+a helper that never shows up only costs its share, never a deadlock) and spins until every
+part is done. ``void accy_loop_help(ptr team)`` is a helper thread's loop: claim parts
+while a job has some left, spin otherwise (``pause``, then ``sched_yield`` after a while),
+return once the quit flag is set. Parts split ``[0, groups)`` as
+:func:`accy_backend_cpu.threadpool.split_range` does.
+"""
+
+from __future__ import annotations
+
+__all__ = ["driver_ir"]
+
+_PAUSE = {True: "  call void @llvm.x86.sse2.pause()\n", False: ""}
+
+_IR = """
+declare i32 @sched_yield()
+{pause_decl}
+
+define internal void @relax(i64 %n) nounwind {{
+entry:
+{pause}  %long = icmp ugt i64 %n, 2048
+  br i1 %long, label %yield, label %done
+yield:
+  %y = call i32 @sched_yield()
+  br label %done
+done:
+  ret void
+}}
+
+define internal void @run_part(i64 %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %parts, i64 %p)
+    nounwind {{
+entry:
+  %base = udiv i64 %groups, %parts
+  %extra = urem i64 %groups, %parts
+  %lt = icmp ult i64 %p, %extra
+  %mn = select i1 %lt, i64 %p, i64 %extra
+  %b0 = mul i64 %p, %base
+  %begin = add i64 %b0, %mn
+  %one = zext i1 %lt to i64
+  %len = add i64 %base, %one
+  %end = add i64 %begin, %len
+  %f = inttoptr i64 %fn to ptr
+  %b32 = trunc i64 %begin to i32
+  %e32 = trunc i64 %end to i32
+  %g32 = trunc i64 %groups to i32
+  call void %f(ptr %ptrs, ptr %sc, i32 %b32, i32 %e32, i32 %g32)
+  ret void
+}}
+
+define internal void @claim_all(ptr %team) nounwind {{
+entry:
+  %donep = getelementptr i64, ptr %team, i64 8
+  %fnp = getelementptr i64, ptr %team, i64 24
+  %ptrsp = getelementptr i64, ptr %team, i64 25
+  %scp = getelementptr i64, ptr %team, i64 26
+  %gp = getelementptr i64, ptr %team, i64 27
+  br label %loop
+loop:
+  %t = atomicrmw add ptr %team, i64 1 acq_rel, align 8
+  %next = and i64 %t, 1048575
+  %parts = lshr i64 %t, 20
+  %ok = icmp ult i64 %next, %parts
+  br i1 %ok, label %run, label %out
+run:
+  %fn = load i64, ptr %fnp, align 8
+  %pi = load i64, ptr %ptrsp, align 8
+  %si = load i64, ptr %scp, align 8
+  %g = load i64, ptr %gp, align 8
+  %ptrs = inttoptr i64 %pi to ptr
+  %sc = inttoptr i64 %si to ptr
+  call void @run_part(i64 %fn, ptr %ptrs, ptr %sc, i64 %g, i64 %parts, i64 %next)
+  %d = atomicrmw add ptr %donep, i64 1 release, align 8
+  br label %loop
+out:
+  ret void
+}}
+
+define void @accy_loop_help(ptr %team) nounwind {{
+entry:
+  %quitp = getelementptr i64, ptr %team, i64 16
+  br label %wait
+wait:
+  %n = phi i64 [0, %entry], [%n1, %idle], [0, %claim]
+  %q = load atomic i64, ptr %quitp acquire, align 8
+  %stop = icmp ne i64 %q, 0
+  br i1 %stop, label %exit, label %peek
+peek:
+  %t = load atomic i64, ptr %team acquire, align 8
+  %next = and i64 %t, 1048575
+  %parts = lshr i64 %t, 20
+  %avail = icmp ult i64 %next, %parts
+  br i1 %avail, label %claim, label %idle
+claim:
+  call void @claim_all(ptr %team)
+  br label %wait
+idle:
+  call void @relax(i64 %n)
+  %n1 = add i64 %n, 1
+  br label %wait
+exit:
+  ret void
+}}
+
+define internal void @parallel(ptr %team, i64 %fn, ptr %ptrs, ptr %sc, i64 %groups,
+                               i64 %parts) nounwind {{
+entry:
+  %donep = getelementptr i64, ptr %team, i64 8
+  %fnp = getelementptr i64, ptr %team, i64 24
+  %ptrsp = getelementptr i64, ptr %team, i64 25
+  %scp = getelementptr i64, ptr %team, i64 26
+  %gp = getelementptr i64, ptr %team, i64 27
+  store i64 %fn, ptr %fnp, align 8
+  %pi = ptrtoint ptr %ptrs to i64
+  store i64 %pi, ptr %ptrsp, align 8
+  %si = ptrtoint ptr %sc to i64
+  store i64 %si, ptr %scp, align 8
+  store i64 %groups, ptr %gp, align 8
+  store atomic i64 0, ptr %donep monotonic, align 8
+  %tk = shl i64 %parts, 20
+  store atomic i64 %tk, ptr %team release, align 8
+  call void @claim_all(ptr %team)
+  br label %wait
+wait:
+  %n = phi i64 [0, %entry], [%n1, %spin]
+  %d = load atomic i64, ptr %donep acquire, align 8
+  %all = icmp eq i64 %d, %parts
+  br i1 %all, label %out, label %spin
+spin:
+  call void @relax(i64 %n)
+  %n1 = add i64 %n, 1
+  br label %wait
+out:
+  ret void
+}}
+
+define i64 @accy_loop_run(ptr %code, ptr %table, ptr %team) nounwind {{
+entry:
+  %ptrs = alloca [256 x i64], align 16
+  %pcv = alloca i64, align 8
+  store i64 0, ptr %pcv, align 8
+  br label %dispatch
+dispatch:
+  %pc = load i64, ptr %pcv, align 8
+  %w0p = getelementptr i64, ptr %code, i64 %pc
+  %op = load i64, ptr %w0p, align 8
+  %w1p = getelementptr i64, ptr %w0p, i64 1
+  %w2p = getelementptr i64, ptr %w0p, i64 2
+  %w3p = getelementptr i64, ptr %w0p, i64 3
+  switch i64 %op, label %bad [ i64 0, label %end
+                               i64 1, label %launch
+                               i64 2, label %move
+                               i64 3, label %toggle
+                               i64 4, label %setc
+                               i64 5, label %decjz
+                               i64 6, label %jmp
+                               i64 7, label %brz ]
+launch:
+  %fn = load i64, ptr %w1p, align 8
+  %sci = load i64, ptr %w2p, align 8
+  %groups = load i64, ptr %w3p, align 8
+  %w4p = getelementptr i64, ptr %w0p, i64 4
+  %parts = load i64, ptr %w4p, align 8
+  %w5p = getelementptr i64, ptr %w0p, i64 5
+  %nbuf = load i64, ptr %w5p, align 8
+  br label %fill
+fill:
+  %k = phi i64 [0, %launch], [%k1, %fillbody]
+  %more = icmp ult i64 %k, %nbuf
+  br i1 %more, label %fillbody, label %call
+fillbody:
+  %kw = add i64 %k, 6
+  %sp = getelementptr i64, ptr %w0p, i64 %kw
+  %s = load i64, ptr %sp, align 8
+  %ap = getelementptr i64, ptr %table, i64 %s
+  %a = load i64, ptr %ap, align 8
+  %dp = getelementptr i64, ptr %ptrs, i64 %k
+  store i64 %a, ptr %dp, align 8
+  %k1 = add i64 %k, 1
+  br label %fill
+call:
+  %sc = inttoptr i64 %sci to ptr
+  %split = icmp ugt i64 %parts, 1
+  br i1 %split, label %par, label %ser
+ser:
+  %f = inttoptr i64 %fn to ptr
+  %g32 = trunc i64 %groups to i32
+  call void %f(ptr %ptrs, ptr %sc, i32 0, i32 %g32, i32 %g32)
+  br label %launched
+par:
+  call void @parallel(ptr %team, i64 %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %parts)
+  br label %launched
+launched:
+  %lpc0 = add i64 %pc, 6
+  %lpc = add i64 %lpc0, %nbuf
+  store i64 %lpc, ptr %pcv, align 8
+  br label %dispatch
+move:
+  %md = load i64, ptr %w1p, align 8
+  %ms = load i64, ptr %w2p, align 8
+  %msp = getelementptr i64, ptr %table, i64 %ms
+  %mv = load i64, ptr %msp, align 8
+  %mdp = getelementptr i64, ptr %table, i64 %md
+  store i64 %mv, ptr %mdp, align 8
+  %mpc = add i64 %pc, 3
+  store i64 %mpc, ptr %pcv, align 8
+  br label %dispatch
+toggle:
+  %tr = load i64, ptr %w1p, align 8
+  %to = load i64, ptr %w2p, align 8
+  %ts = load i64, ptr %w3p, align 8
+  %trp = getelementptr i64, ptr %table, i64 %tr
+  %top = getelementptr i64, ptr %table, i64 %to
+  %tsp = getelementptr i64, ptr %table, i64 %ts
+  %cur = load i64, ptr %trp, align 8
+  %own = load i64, ptr %top, align 8
+  %spare = load i64, ptr %tsp, align 8
+  %isown = icmp eq i64 %cur, %own
+  %nv = select i1 %isown, i64 %spare, i64 %own
+  store i64 %nv, ptr %trp, align 8
+  %tpc = add i64 %pc, 4
+  store i64 %tpc, ptr %pcv, align 8
+  br label %dispatch
+setc:
+  %cc = load i64, ptr %w1p, align 8
+  %cv = load i64, ptr %w2p, align 8
+  %ccp = getelementptr i64, ptr %table, i64 %cc
+  store i64 %cv, ptr %ccp, align 8
+  %cpc = add i64 %pc, 3
+  store i64 %cpc, ptr %pcv, align 8
+  br label %dispatch
+decjz:
+  %dc = load i64, ptr %w1p, align 8
+  %dt = load i64, ptr %w2p, align 8
+  %dcp = getelementptr i64, ptr %table, i64 %dc
+  %dv = load i64, ptr %dcp, align 8
+  %zero = icmp eq i64 %dv, 0
+  %dv1 = sub i64 %dv, 1
+  %dpc0 = add i64 %pc, 3
+  br i1 %zero, label %dtaken, label %dnext
+dtaken:
+  store i64 %dt, ptr %pcv, align 8
+  br label %dispatch
+dnext:
+  store i64 %dv1, ptr %dcp, align 8
+  store i64 %dpc0, ptr %pcv, align 8
+  br label %dispatch
+jmp:
+  %jt = load i64, ptr %w1p, align 8
+  store i64 %jt, ptr %pcv, align 8
+  br label %dispatch
+brz:
+  %bs = load i64, ptr %w1p, align 8
+  %bt = load i64, ptr %w2p, align 8
+  %bsp = getelementptr i64, ptr %table, i64 %bs
+  %ba = load i64, ptr %bsp, align 8
+  %bp = inttoptr i64 %ba to ptr
+  %flag = load volatile i8, ptr %bp, align 1
+  %false = icmp eq i8 %flag, 0
+  %bpc = add i64 %pc, 3
+  %bnext = select i1 %false, i64 %bt, i64 %bpc
+  store i64 %bnext, ptr %pcv, align 8
+  br label %dispatch
+end:
+  ret i64 0
+bad:
+  %neg = sub i64 -1, %pc
+  ret i64 %neg
+}}
+"""
+
+
+def driver_ir(triple: str) -> str:
+    """The driver module's LLVM IR text for target ``triple`` (``pause`` on x86 only)."""
+    x86 = triple.startswith(("x86_64", "i686", "i386"))
+    return _IR.format(pause_decl="declare void @llvm.x86.sse2.pause()" if x86 else "",
+                      pause=_PAUSE[x86])

@@ -1,0 +1,237 @@
+"""The CPU backend's native loop driver (``accy_backend_cpu.loop_driver``): loop nodes run
+in one native call, equal to numpy and to the launch-by-launch path of
+``accy.runtime.sequence.run_loop``; launches big enough to split use a team of threads;
+checks refuse what the per-launch checks refuse; a driver failure is an accy error and
+releases the call's buffers."""
+
+from __future__ import annotations
+
+import gc
+from types import SimpleNamespace
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy import lax
+from accy.errors import InternalError, LaunchError
+from accy.runtime.graph import GraphLaunch
+from accy.runtime.loop_graph import LoopNode, Program
+from accy.runtime.loop_plan import alias_facts, flatten_loop
+
+RNG = np.random.default_rng(11)
+X = RNG.random((5, 8), dtype=np.float32)
+
+
+def _two_carries(x):
+    def step(t, c):
+        a, b = c
+        b = b.at[1:-1].set(0.25 * (a[:-2] + 2.0 * a[1:-1] + a[2:]))
+        return b, a + 1.0
+    return lax.fori_loop(0, 5, step, (x, x * 2.0))
+
+
+def _two_carries_np(x):
+    a, b = x.copy(), x * 2.0
+    for _ in range(5):
+        b = b.copy()
+        b[1:-1] = 0.25 * (a[:-2] + 2.0 * a[1:-1] + a[2:])
+        a, b = b, a + 1.0
+    return a, b
+
+
+def _nested(x):
+    def outer(i, y):
+        return lax.fori_loop(0, 3, lambda j, z: z.at[j].set(z[j] * 0.5 + i + j), y)
+    return lax.fori_loop(0, 4, outer, x)
+
+
+def _nested_np(x):
+    y = x.copy()
+    for i in range(4):
+        for j in range(3):
+            y[j] = y[j] * np.float32(0.5) + i + j
+    return y
+
+
+def _while(x):
+    return lax.while_loop(lambda c: c[0].sum() < 500.0, lambda c: (c[0] * 2.0, c[1] + 1),
+                          (x, 0))
+
+
+def _while_np(x):
+    y, n = x.copy(), 0
+    while y.sum() < 500.0:
+        y, n = y * 2.0, n + 1
+    return y, n
+
+
+def _zero_trips(x):
+    return lax.fori_loop(3, 3, lambda i, y: y * 3.0 + 1.0, x)
+
+
+def _reduction(x):
+    return lax.fori_loop(0, 6, lambda i, y: (y - y.mean(axis=0) * 0.5) / (y.max() + 1.0), x)
+
+
+def _reduction_np(x):
+    y = x.copy()
+    for _ in range(6):
+        y = (y - y.mean(axis=0) * np.float32(0.5)) / (y.max() + np.float32(1.0))
+    return y
+
+
+PROGRAMS = {
+    "two_carries": (_two_carries, _two_carries_np),
+    "nested": (_nested, _nested_np),
+    "while": (_while, _while_np),
+    "zero_trips": (_zero_trips, lambda x: x.copy()),
+    "reduction": (_reduction, _reduction_np),
+}
+
+
+def _flat(out) -> list[np.ndarray]:
+    return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _drivers(exe) -> list:
+    return [d for d in exe._native.values() if d]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_native_driver_equals_numpy_and_the_per_launch_path(name, monkeypatch):
+    prog, ref = PROGRAMS[name]
+    f = accy.jit(prog)
+    exe = f.compile(X)
+    got = _flat(f(X))
+    drivers = _drivers(exe)
+    assert len(drivers) == len(exe.graph.loops) and all(d.runs == 1 for d in drivers)
+    for a, b in zip(got, _flat(ref(X)), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    monkeypatch.setattr(exe.backend, "native_loops", False)
+    exe._native.clear()
+    try:
+        slow = _flat(f(X))
+        assert not _drivers(exe)
+    finally:
+        monkeypatch.undo()
+        exe._native.clear()  # the executable is cached: let later tests bind drivers again
+    for a, b in zip(got, slow, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def _stencil(a):
+    def step(t, a):
+        return a.at[1:-1, 1:-1].set(0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]
+                                           + a[2:, 1:-1] + a[:-2, 1:-1]))
+    return lax.fori_loop(0, 3, step, a)
+
+
+def test_big_launches_split_over_a_team_of_threads(monkeypatch):
+    from accy.plugins import open_backend
+
+    pool = open_backend("cpu").pool
+    pool.shutdown()  # the next team gets as many workers as num_threads says
+    monkeypatch.setattr(pool, "num_threads", 3)  # more helpers than this machine has cores
+    try:
+        a = RNG.random((192, 192), dtype=np.float32)
+        f = accy.jit(_stencil)
+        got = f(a)
+        (driver,) = _drivers(f.compile(a))
+        assert driver.parallel and driver.runs == 1
+        want = a.copy()
+        for _ in range(3):
+            want[1:-1, 1:-1] = 0.2 * (want[1:-1, 1:-1] + want[1:-1, :-2] + want[1:-1, 2:]
+                                      + want[2:, 1:-1] + want[:-2, 1:-1])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    finally:
+        pool.shutdown()
+
+
+def _live_buffers(be) -> int:
+    gc.collect()
+    return be.live_objects()["buffers"]
+
+
+def test_a_driver_failure_is_an_accy_error_and_releases_the_buffers():
+    f = accy.jit(_reduction)
+    exe = f.compile(X)
+    f(X)
+    (driver,) = _drivers(exe)
+    be = exe.backend
+    before = _live_buffers(be)
+    good = driver.code[0]
+    driver.code[0] = 99  # no such instruction
+    try:
+        with pytest.raises(InternalError, match="bad instruction at word 0"):
+            f(X)
+    finally:
+        driver.code[0] = good
+    assert _live_buffers(be) <= before  # the half-used workspace is dropped, not pooled
+    np.testing.assert_allclose(np.asarray(f(X)), _reduction_np(X), rtol=1e-5, atol=1e-6)
+
+
+def test_a_destroyed_kernel_is_a_launch_error_when_binding():
+    f = accy.jit(_reduction)
+    exe = f.compile(X)
+    f(X)
+    exe._native.clear()
+    name = next(ln.kernel for ln in exe.graph.loops[0].body.launches)
+    loaded = exe._kernel(name)
+    fn, loaded.function = loaded.function, None
+    try:
+        with pytest.raises(LaunchError, match="destroyed"):
+            f(X)
+    finally:
+        loaded.function = fn
+    np.testing.assert_allclose(np.asarray(f(X)), _reduction_np(X), rtol=1e-5, atol=1e-6)
+
+
+def _kernels(*access: str) -> dict:
+    bufs = [SimpleNamespace(name=f"b{i}", dtype="f32", access=a) for i, a in enumerate(access)]
+    return {"k": SimpleNamespace(buffers=bufs)}
+
+
+def test_alias_facts_refuse_a_written_buffer_bound_twice():
+    # the carried result slot 2 double-buffers; the launch binds parameter 1 and result 2
+    node = LoopNode(0, Program([GraphLaunch("k", 1, 32, (2, 1))]), bind=((1, 0),),
+                    carry=((1, 2),), finals=(), trips=7)
+    flat = flatten_loop(node, 3)
+    assert alias_facts(flat, _kernels("write", "read")) is None
+    kinds = {kind for _, kind, _ in flat.origins}
+    assert kinds == {"buffer", "own", "spare"} and len(flat.pairs)
+    bad = LoopNode(0, Program([GraphLaunch("k", 1, 32, (2, 2))]), bind=((1, 0),),
+                   carry=((1, 2),), finals=(), trips=7)
+    assert "twice" in alias_facts(flatten_loop(bad, 3), _kernels("write", "read"))
+
+
+def test_overlapping_buffers_run_launch_by_launch():
+    f = accy.jit(_two_carries)
+    f(X)
+    (driver,) = _drivers(f.compile(X))
+    i, j = driver.flat.pairs[0]
+    bufs = [np.zeros(64, np.uint8) for _ in driver.flat.origins]
+    bufs[j] = bufs[i][:32]
+    assert driver.run(bufs) is False and driver.runs == 1  # refused, nothing ran
+    bufs[j] = np.zeros(64, np.float32)  # not a cpu buffer
+    assert driver.run(bufs) is False
+
+
+def test_scan_and_while_nest_in_one_driver():
+    def f(x):
+        def body(c):
+            y, n = c
+            y = lax.scan(lambda s, r: (s + r, s * 0.5), anp.zeros_like(y[0]), y)[1]
+            return y + 1.0, n + 1
+        return lax.while_loop(lambda c: c[1] < 3, body, (x, 0))
+
+    y, n = accy.jit(f)(X)
+    want = X.copy()
+    for _ in range(3):
+        s, rows = np.zeros_like(want[0]), []
+        for r in want:
+            rows.append(s * 0.5)
+            s = s + r
+        want = np.stack(rows) + 1.0
+    assert int(n) == 3
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
