@@ -235,3 +235,13 @@ def test_scan_and_while_nest_in_one_driver():
         want = np.stack(rows) + 1.0
     assert int(n) == 3
     np.testing.assert_allclose(np.asarray(y), want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_driver_comes_with_the_program():
+    f = accy.jit(_nested)
+    exe = f.compile(X)
+    f(X)
+    (driver,) = _drivers(exe)
+    name = exe.graph.loops[0].body.launches[0].kernel
+    assert exe._kernel(name).driver is not None
+    assert driver._run is exe._kernel(name).driver[0]  # not compiled in this process

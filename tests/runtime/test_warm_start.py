@@ -24,11 +24,14 @@ _SCRIPT = textwrap.dedent("""
     f = accy.jit(chain, backend="cpu")
     x = numpy.linspace(0, 1, 256, dtype=numpy.float32); y = x + 1
     out = f(x, y)
+    g = accy.jit(lambda v: accy.fori_loop(0, 3, lambda i, v: v * 0.5 + 1.0, v))
+    looped = g(x)  # a loop node: its native driver comes with the program
     mods = sorted(m for m in sys.modules  # before numpy.testing, which imports metadata
                   if m.split(".")[0] == "llvmlite" or m.startswith(("importlib.metadata",
                                                                       "accy.passes")))
     t = numpy.maximum((x * y + x) / (numpy.abs(x) + 1), 0.25)
     numpy.testing.assert_allclose(out, numpy.sqrt(t * t), rtol=1e-6)
+    numpy.testing.assert_allclose(looped, ((x * 0.5 + 1) * 0.5 + 1) * 0.5 + 1, rtol=1e-6)
     stats = f.compile(x, y).cache_stats
     print(json.dumps({"stats": stats, "modules": mods}))
 """)

@@ -35,6 +35,7 @@ from accy.kernel.loops import loop_trips
 
 from accy_backend_cpu import shared_object
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
+from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
 from accy_backend_cpu.program_parts import (
     KERNEL_WEIGHT,
     MIN_PARALLEL_KERNELS,
@@ -61,12 +62,15 @@ _EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
 @dataclass
 class LoadedKernel:
     """A loaded kernel, ``function(bufs, scalars, begin, end, nwg)``; ``engine`` keeps its
-    code alive (an MCJIT engine, or the ``ctypes.CDLL`` of a linked program)."""
+    code alive (an MCJIT engine, or the ``ctypes.CDLL`` of a linked program); ``driver``:
+    the ``(run, help)`` functions of the native loop driver in its program, if it has one
+    (:mod:`accy_backend_cpu.loop_driver`)."""
 
     artifact: Any
     engine: Any
     function: Any
     metadata: dict[str, Any]
+    driver: Any = None
 
 
 class _Handle:
@@ -207,7 +211,10 @@ class CpuBackend:
         its object files are linked into the one shared object, or loaded into the one
         engine. Metadata: ``kernels`` (name → per-kernel metadata, as :meth:`compile`),
         ``entries`` (name → symbol) and, for object code, ``objects`` (the sizes of the
-        object files packed end to end in ``data``).
+        object files packed end to end in ``data``). Options: ``noalias`` (as
+        :meth:`compile`); ``loop_driver`` (bool): add the native loop driver's module
+        (:mod:`accy_backend_cpu.loop_ir`; metadata ``driver`` names its entries), so a
+        program with loop nodes loads its driver with its kernels.
 
         Raises:
             VerifyError: an invalid kernel, or two kernels of the same name.
@@ -244,10 +251,15 @@ class CpuBackend:
                 module_name=name if len(groups) == 1 else f"{name}.{i}")), ("obj",))
             for i, group in enumerate(groups)
         ]
-        objects = [out["obj"] for out in compile_llvm_many(requests, workers)]
+        symbols = sorted(set(entries.values()))
         meta = {"program": True, "kernels": metas, "entries": entries,
                 "cpu": self.target.cpu, "target_fingerprint": self.target.fingerprint()}
-        linked = shared_object.link(objects, sorted(set(entries.values())))
+        if dict(options or {}).get("loop_driver"):
+            requests.append(self.target.request(driver_ir(self.target.triple), ("obj",)))
+            meta["driver"] = list(DRIVER_ENTRIES)
+            symbols += DRIVER_ENTRIES
+        objects = [out["obj"] for out in compile_llvm_many(requests, workers)]
+        linked = shared_object.link(objects, symbols)
         if linked is None:
             data, meta["objects"] = pack_objects(objects)
         return Artifact(backend="cpu", kernel_name=name, format="obj" if linked is None else "so",
@@ -347,20 +359,26 @@ class CpuBackend:
             raise LaunchError(f"cpu load_program: {artifact.kernel_name!r} is not a program")
         entries: dict[str, str] = meta["entries"]
         symbols = sorted(set(entries.values()))
+        drivers = list(meta.get("driver") or ())
         if artifact.format == "so":
             engine, functions = self._library(artifact, symbols)
+            driver = (RUN_FN((drivers[0], engine)), HELP_FN((drivers[1], engine))) \
+                if drivers else None
         else:
             try:
                 objects = unpack_objects(artifact.data, meta.get("objects"))
             except ValueError as e:
                 raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: {e}") from None
-            engine, addresses = self._engine(objects, symbols)
-            functions = {e: _KERNEL_FN(a) for e, a in addresses.items()}
+            engine, addresses = self._engine(objects, symbols + drivers)
+            functions = {e: _KERNEL_FN(addresses[e]) for e in symbols}
+            driver = (RUN_FN(addresses[drivers[0]]), HELP_FN(addresses[drivers[1]])) \
+                if drivers else None
         out = {}
         for name, kmeta in meta["kernels"].items():
             view = Artifact(backend="cpu", kernel_name=name, format=artifact.format, data=b"",
                             entry=entries[name], metadata=kmeta)
-            out[name] = LoadedKernel(view, engine, functions[entries[name]], dict(kmeta))
+            out[name] = LoadedKernel(view, engine, functions[entries[name]], dict(kmeta),
+                                     driver)
             self._live["kernels"].add(id(out[name]))
         return out
 
@@ -514,7 +532,7 @@ class CpuBackend:
     def destroy(self, obj: Any) -> None:
         """Release a stream, event or loaded kernel (its JIT engine and code)."""
         if isinstance(obj, LoadedKernel):
-            obj.function = obj.engine = None
+            obj.function = obj.engine = obj.driver = None
             self._live["kernels"].discard(id(obj))
         elif isinstance(obj, _Handle):
             self._live[obj.kind].discard(id(obj))

@@ -29,12 +29,10 @@ import numpy as np
 from accy.errors import InternalError, LaunchError
 
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_scalars
-from accy_backend_cpu.loop_ir import driver_ir
+from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
 
 __all__ = ["NativeLoop", "bind_loop"]
 
-_RUN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_HELP = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _OPS = {"move": 2, "toggle": 3, "setc": 4, "decjz": 5, "jmp": 6, "brz": 7}
 _MAX_BUFFERS = 256  # the driver's pointer array
 _MAX_PARTS = (1 << 20) - 1  # the ticket's part field
@@ -42,9 +40,12 @@ _lock = threading.Lock()
 _drivers: dict[str, tuple[Any, Any, Any]] = {}
 
 
-def _driver(backend: Any) -> tuple[Any, Any]:
-    """``(run, help)`` ctypes functions of the driver for ``backend``'s target (compiled
-    once per process and target fingerprint)."""
+def _driver(backend: Any, kernels: dict[str, Any]) -> tuple[Any, Any]:
+    """``(run, help)`` ctypes functions of the driver: the one in the kernels' program
+    (``LoadedKernel.driver``), else one compiled in this process (once per target)."""
+    for loaded in kernels.values():
+        if getattr(loaded, "driver", None) is not None:
+            return loaded.driver
     from accy.codegen.worker import compile_here
 
     key = backend.target.fingerprint()
@@ -53,9 +54,9 @@ def _driver(backend: Any) -> tuple[Any, Any]:
         if got is None:
             request = backend.target.request(driver_ir(backend.target.triple), ("obj",))
             obj = compile_here(request)["obj"]
-            engine, addresses = backend._engine(obj, ["accy_loop_run", "accy_loop_help"])
-            got = _drivers[key] = (engine, _RUN(addresses["accy_loop_run"]),
-                                   _HELP(addresses["accy_loop_help"]))
+            engine, addresses = backend._engine([obj], DRIVER_ENTRIES)
+            got = _drivers[key] = (engine, RUN_FN(addresses[DRIVER_ENTRIES[0]]),
+                                   HELP_FN(addresses[DRIVER_ENTRIES[1]]))
     return got[1], got[2]
 
 
@@ -71,7 +72,7 @@ class NativeLoop:
     """
 
     def __init__(self, backend: Any, flat: Any, code: np.ndarray, keep: list[Any],
-                 parallel: bool) -> None:
+                 parallel: bool, driver: tuple[Any, Any]) -> None:
         self.backend = backend
         self.flat = flat
         self.code = code
@@ -81,7 +82,7 @@ class NativeLoop:
         self.element_bytes = np.array(flat.element_bytes, dtype=np.int64)
         self.table = np.zeros(max(1, flat.size), dtype=np.int64)
         self.team = np.zeros(32, dtype=np.int64)
-        self._run, self._help = _driver(backend)
+        self._run, self._help = driver
         self.runs = 0
 
     def run(self, buffers: list[Any]) -> bool:
@@ -185,4 +186,4 @@ def bind_loop(backend: Any, flat: Any, kernels: dict[str, Any]) -> NativeLoop | 
     for at, target in patches:
         words[at] = starts[target]
     code = np.array(words, dtype=np.int64)
-    return NativeLoop(backend, flat, code, keep, parallel)
+    return NativeLoop(backend, flat, code, keep, parallel, _driver(backend, kernels))

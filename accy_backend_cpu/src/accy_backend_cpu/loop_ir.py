@@ -20,7 +20,14 @@ return once the quit flag is set. Parts split ``[0, groups)`` as
 
 from __future__ import annotations
 
-__all__ = ["driver_ir"]
+import ctypes
+
+__all__ = ["DRIVER_ENTRIES", "HELP_FN", "RUN_FN", "driver_ir"]
+
+#: the driver's entry points (``compile_program(options={"loop_driver": True})`` adds them)
+DRIVER_ENTRIES = ("accy_loop_run", "accy_loop_help")
+RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+HELP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 _PAUSE = {True: "  call void @llvm.x86.sse2.pause()\n", False: ""}
 

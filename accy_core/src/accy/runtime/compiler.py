@@ -64,19 +64,24 @@ def _cached_artifact(key: str, build: Any, stats: dict[str, int]) -> Any:
     return art
 
 
-def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, Any]) -> str:
-    """The cache key of a whole program's object code: every kernel's name and fingerprint."""
+def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, Any],
+                loops: bool = False) -> str:
+    """The cache key of a whole program's object code: every kernel's name and fingerprint
+    (and whether the backend's loop driver is in it)."""
     parts = "\n".join(f"{n} {k.fingerprint()}" for n, k in sorted(kernels.items()))
+    if loops:
+        parts += "\nloop-driver"
     return artifact_key(backend_name, device_fingerprint,
                         "program:" + hashlib.sha256(parts.encode()).hexdigest())
 
 
 def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | None = None,
-                 name: str = "program") -> dict[str, Any]:
+                 name: str = "program", loops: bool = False) -> dict[str, Any]:
     """Compile (through the memory and disk caches) and load ``kernels``; name → loaded.
 
     A backend with ``compile_program``/``load_program`` (the CPU) gets the whole program as
-    one module and one JIT engine; others get one artifact per kernel (:func:`compile_kernel`).
+    one module and one JIT engine (with ``loops``, its native loop driver too: option
+    ``loop_driver``); others get one artifact per kernel (:func:`compile_kernel`).
 
     Raises:
         BackendError: a load failed (the kernels loaded before it are destroyed first).
@@ -87,9 +92,11 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
     if not (hasattr(backend, "compile_program") and hasattr(backend, "load_program")):
         return load_all(backend, {n: compile_kernel(backend, k, stats) for n, k in kernels.items()})
     caps = backend.capabilities()
-    key = program_key(backend.name, caps.device_fingerprint, kernels)
+    key = program_key(backend.name, caps.device_fingerprint, kernels, loops)
+    options = {"loop_driver": True} if loops else None
     art = _cached_artifact(
-        key, lambda: backend.compile_program(list(kernels.values()), name=name), stats)
+        key, lambda: backend.compile_program(list(kernels.values()), options, name=name),
+        stats)
     return backend.load_program(art)
 
 
@@ -143,11 +150,12 @@ def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: 
     again if making it fails)."""
     from accy.runtime.executable import Executable
 
-    loaded = load_kernels(be, graph.kernels, stats, name=fn_name)
+    loops = bool(graph.loops)
+    loaded = load_kernels(be, graph.kernels, stats, name=fn_name, loops=loops)
     kernels = graph.kernels
 
     def reload() -> dict[str, Any]:  # after exe.close(): the artifacts are cached
-        return load_kernels(be, kernels, None, name=fn_name)
+        return load_kernels(be, kernels, None, name=fn_name, loops=loops)
 
     try:
         return Executable(be, graph, loaded, final, stages=None, cache_stats=stats,
