@@ -45,6 +45,7 @@ from accy.frontend.join_api import (
     vstack,
 )
 from accy.frontend.linalg_api import einsum, outer
+from accy.frontend.matrix_api import diag, diagonal, linalg, trace
 from accy.frontend.numpy_api import (
     amax,
     amin,
@@ -82,7 +83,8 @@ from accy.frontend.numpy_api import (
     where,
 )
 from accy.frontend.ordering import argsort, sort
-from accy.frontend.scan_api import argmax, argmin, cumprod, cumsum, histogram
+from accy.frontend.pad_api import pad
+from accy.frontend.scan_api import argmax, argmin, bincount, cumprod, cumsum, histogram
 from accy.frontend.shape_api import (
     arange,
     array,
@@ -92,10 +94,13 @@ from accy.frontend.shape_api import (
     eye,
     full,
     full_like,
+    ndim,
     ones,
     ones_like,
     ravel,
     reshape,
+    shape,
+    size,
     squeeze,
     swapaxes,
     transpose,
@@ -131,6 +136,10 @@ mean, astype, matmul, dot = _NAMES["mean"], _NAMES["astype"], _NAMES["matmul"], 
 angle, prod, real, imag = _NAMES["angle"], _NAMES["prod"], _NAMES["real"], _NAMES["imag"]
 conj = conjugate = _NAMES["conj"]
 make_complex = _complex.make_complex
+from accy.frontend import complex_struct as _complex_struct  # noqa: E402
+
+for _n in _complex_struct.FUNCTIONS:  # where, concatenate, roll, ...: complex-aware versions
+    globals()[_n] = _NAMES[_n]
 complex64 = _np.complex64
 complex128 = _np.complex128
 float32 = _np.float32
@@ -169,6 +178,7 @@ __all__ = [
     "floor_divide", "fmod", "histogram", "hstack", "left_shift", "linspace", "meshgrid",
     "mgrid", "mod", "ogrid", "remainder", "right_shift", "roll", "stack", "tril", "triu",
     "trunc", "vstack", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
+    "bincount", "diag", "diagonal", "linalg", "ndim", "pad", "shape", "size", "trace",
 ]
 
 _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or a "
@@ -188,15 +198,12 @@ _HINTS = {
     "log1p": "log(1 + x)", "expm1": "exp(x) - 1", "log2": "log(x) / log(2)",
     "log10": "log(x) / log(10)", "exp2": "power(2.0, x)", "tan": "sin(x) / cos(x)",
     "hypot": "sqrt(x * x + y * y)",
-    "diag": "sum(x * eye(n), axis=1) for the diagonal of a square x",
-    "trace": "sum(x * eye(n))",
     "average": "mean, or sum(w * x) / sum(w)",
     "isclose": "abs(a - b) <= atol + rtol * abs(b)",
     "allclose": "abs(a - b) <= atol + rtol * abs(b), then a host check of the result",
     "nonzero": _DATA_SHAPE, "argwhere": _DATA_SHAPE, "unique": _DATA_SHAPE,
     "flatnonzero": _DATA_SHAPE, "compress": _DATA_SHAPE, "extract": _DATA_SHAPE,
     "fft": "no FFT in accy; use numpy.fft on the host",
-    "linalg": "matmul, einsum; a norm is sqrt(sum(x * x))",
 }
 
 

@@ -389,11 +389,12 @@ def aware(name: str, real_fn: Any) -> Any:
     complex_fn = FUNCTIONS[name]
 
     def fn(*args: Any, **kwargs: Any) -> Any:
-        tr = any(isinstance(a, (Tracer, ComplexTracer)) for a in args)
+        flat = [b for a in args for b in (a if isinstance(a, (list, tuple)) else (a,))]
+        tr = any(isinstance(a, (Tracer, ComplexTracer)) for a in flat)
         to_complex = name == "astype" and len(args) > 1 and np.dtype(args[1]).kind == "c"
-        if tr and (to_complex or any(is_complex(a) for a in args)):
+        if tr and (to_complex or any(is_complex(a) for a in flat)):
             return complex_fn(*args, **kwargs)
-        if not tr and (to_complex or any(is_complex(a) for a in args)):  # host data: numpy
+        if not tr and (to_complex or any(is_complex(a) for a in flat)):  # host data: numpy
             if name == "astype":
                 return np.asarray(args[0]).astype(args[1])
             return getattr(np, name)(*args, **kwargs)

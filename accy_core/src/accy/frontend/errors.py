@@ -16,16 +16,26 @@ __all__ = ["TracerConversionError", "control_flow_message"]
 _FIX = (
     "a traced array has no value while the function is traced: Python control flow runs "
     "once, at trace time, and cannot depend on array data; use anp.where(cond, a, b) to "
-    "select per element, compute the condition outside the jitted function and pass it "
-    "as a static Python value, or mark the argument static with "
-    "accy.jit(static_argnums=...)"
+    "select per element, accy.lax.while_loop(cond, body, init) for a loop that stops on "
+    "a condition of the data (while err > tol, if ...: break), compute the condition "
+    "outside the jitted function and pass it as a static Python value, or mark the "
+    "argument static with accy.jit(static_argnums=...)"
+)
+_ARRAY_FIX = (
+    "a traced array has no value while the function is traced. If this is a write into a "
+    "numpy array made inside the function (out = np.zeros(...); out[i] = t, or "
+    "np.add(a, b, out=out)), make that array traced instead: np.zeros_like(t) or "
+    "anp.zeros(shape, dtype) (accy.numpy as anp); otherwise return t from the jitted "
+    "function and convert the result outside"
 )
 
 
 def control_flow_message(what: str, array: str, where: str | None) -> str:
-    """The message for converting traced ``array`` with ``what`` (``"bool()"``) at ``where``."""
+    """The message for converting traced ``array`` with ``what`` (``"bool()"``) at ``where``;
+    a conversion to a numpy array gets the fix for writes into host arrays."""
     at = f" at {where}" if where else ""
-    return f"{what} on traced array {array}{at} needs its value; {_FIX}"
+    fix = _ARRAY_FIX if what.startswith("conversion to a numpy array") else _FIX
+    return f"{what} on traced array {array}{at} needs its value; {fix}"
 
 
 class TracerConversionError(UnsupportedError):

@@ -241,18 +241,21 @@ def _write_back(name: str, entry: _Entry, leaves: list[Any], results: list[Any])
 
 
 class _Static:
-    """Wraps a static argument so that flatten() keeps it whole (hashed by value)."""
+    """Wraps a static argument so that flatten() keeps it whole (hashed by value; a numpy
+    array, such as an ``anp.random.key``, by its dtype, shape and bytes)."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "key")
 
     def __init__(self, value: Any) -> None:
         self.value = value
+        self.key = (("ndarray", value.dtype.str, value.shape, value.tobytes())
+                    if isinstance(value, np.ndarray) else value)
 
     def __hash__(self) -> int:
-        return hash(("static", self.value))
+        return hash(("static", self.key))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Static) and other.value == self.value
+        return isinstance(other, _Static) and other.key == self.key
 
 
 def _mark_static(args: tuple, static: frozenset[int]) -> tuple:
@@ -272,7 +275,8 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
         backend: where to compile and run (``"cpu"``, any discovered backend, or
             ``"reference"`` for the numpy IR evaluator).
         static_argnums: positions of arguments that are hashed by value instead of traced
-            (Python numbers and strings are always static).
+            (Python numbers and strings are always static; a numpy array given here, such
+            as an ``anp.random.key``, is hashed by its dtype, shape and bytes).
 
     Returns:
         a :class:`Jitted` (or a decorator making one when ``fn`` is None).

@@ -17,16 +17,20 @@ from typing import Any
 
 from accy.frontend import (
     complex_api,
+    complex_struct,  # noqa: F401 - adds the part-wise complex functions to complex_api
     grid_api,
     indexing,
     intmath_api,
     join_api,
     linalg_api,
+    matrix_api,
     numpy_api,
     ordering,
+    pad_api,
     scan_api,
     setitem,
     shape_api,
+    ufunc_out,
 )
 from accy.frontend.errors import UnsupportedFunctionError
 from accy.frontend.trace import user_location
@@ -35,8 +39,9 @@ from accy.frontend.tracer import Tracer
 __all__ = ["NAMES", "UFUNC_OUTER"]
 
 _GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_api, scan_api,
-           intmath_api)
+           intmath_api, pad_api, matrix_api)
 NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
+NAMES["norm"] = matrix_api.linalg.norm  # numpy.linalg.norm's __name__
 UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
                "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
@@ -140,9 +145,15 @@ def _install_operators() -> None:
 
 # ---------------------------------------------------------------- numpy protocol
 def _array_ufunc(self: Tracer, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    # first, as ufunc_out._Probe measures it: the references to a host out= array
+    refs = sys.getrefcount(kwargs["out"][0]) if "out" in kwargs and kwargs["out"] else 0
     fn = NAMES.get(ufunc.__name__)
     if method == "outer" and fn is not None and hasattr(fn, "outer") and not kwargs:
         return fn.outer(*inputs)
+    if method == "at" and not kwargs:
+        return ufunc_out.ufunc_at(ufunc.__name__, *inputs)
+    if method == "__call__" and fn is not None and set(kwargs) == {"out"}:
+        return ufunc_out.call_with_out(fn, ufunc.__name__, inputs, kwargs["out"], refs)
     if method != "__call__" or fn is None or kwargs:
         raise numpy_api.UnsupportedError(
             f"numpy ufunc np.{ufunc.__name__}.{method} on a traced array at {user_location()} "
@@ -153,6 +164,17 @@ def _array_ufunc(self: Tracer, ufunc: Any, method: str, *inputs: Any, **kwargs: 
 
 def _array_function(self: Tracer, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
     fn = NAMES.get(func.__name__)
+    module = getattr(func, "__module__", "") or ""
+    if fn is None and module.startswith("numpy.linalg"):  # refusal with linalg alternatives
+        fn = getattr(matrix_api.linalg, func.__name__)
+    if fn is None and module.startswith("numpy.fft"):
+        raise UnsupportedFunctionError(
+            f"numpy.fft.{func.__name__} on a traced array at {user_location()} is not "
+            "supported by accy; write the DFT as a matrix product "
+            "(np.exp(-2j * np.pi * np.outer(k, n) / N).astype(np.complex64) @ x) or a radix-2 "
+            "FFT with x[0::2], x[1::2] and np.concatenate, or call numpy.fft outside the "
+            "jitted function", feature=f"numpy.fft.{func.__name__}",
+            alternative="DFT matrix product, radix-2 with slices")
     if fn is None:  # the namespace's refusal names the closest alternatives
         namespace = sys.modules.get("accy.numpy")
         if namespace is not None:
@@ -228,6 +250,7 @@ def _install_methods() -> None:
         "ravel": "ravel(x)", "cumsum": "cumsum(x, axis)", "cumprod": "cumprod(x, axis)",
         "swapaxes": "swapaxes(x, a, b)", "take": "take(x, indices, axis)",
         "prod": "prod(x, axis)", "conj": "conj(x)", "conjugate": "conj(x)",
+        "diagonal": "diagonal(x, offset)",
     }
     for name, doc in simple.items():
         setattr(Tracer, name, _method(name, doc))

@@ -1,11 +1,12 @@
 """Scans, arg-reductions and counting for ``accy.numpy``: ``cumsum``, ``cumprod``,
-``argmax``, ``argmin``, ``histogram``.
+``argmax``, ``argmin``, ``histogram``, ``bincount``.
 
 ``cumsum``/``cumprod`` are log-step (Hillis-Steele) scans built from ``tensor.slice``,
 ``tensor.pad`` and one add or multiply per step: ``ceil(log2(n))`` fused elementwise steps,
 exact for integers, in the input's dtype (bool sums count in i32, like ``sum``).
 ``argmax``/``argmin`` give the first position of the extreme (a NaN counts as the extreme,
-as in numpy) as i32. ``histogram`` counts with a one-hot comparison (i32 counts).
+as in numpy) as i32. ``histogram`` counts with a one-hot comparison (i32 counts);
+``bincount`` adds into ``minlength`` bins with a scatter-add (``x.at[i].add``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from accy.frontend.numpy_api import (
     max,
     min,
     not_equal,
+    shape_of,
     sum,
     sum_dtype,
     trace_of,
@@ -37,7 +39,7 @@ from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, TensorType
 
-__all__ = ["argmax", "argmin", "cumprod", "cumsum", "histogram"]
+__all__ = ["argmax", "argmin", "bincount", "cumprod", "cumsum", "histogram"]
 
 
 def _scan(a: Any, axis: Any, dtype: Any, kind: str) -> Any:
@@ -151,3 +153,43 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) ->
         return sum(inside, axis=0), e
     w = reshape(ravel(weights), (-1, 1))
     return sum(where(inside, w, 0), axis=0), e
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
+    """``numpy.bincount``: how often each value ``0 .. minlength-1`` occurs in the 1-D
+    non-negative integer array ``x`` (summed ``weights`` instead, with weights).
+
+    Under ``accy.jit`` the result length cannot depend on the data: it is ``minlength``
+    (JAX's ``jnp.bincount(x, length=minlength)``), and values outside ``[0, minlength)``
+    are not counted. Counts are i32; weighted sums have the weights' dtype. A host ``x``
+    is numpy's ``bincount``.
+
+    Raises:
+        VerifyError: ``x`` not a 1-D integer array, a traced ``x`` without ``minlength``,
+            or ``weights`` of another shape.
+    """
+    tr = trace_of(x, weights)
+    if tr is None:
+        return np.bincount(x, weights=weights, minlength=minlength)
+    if not isinstance(x, Tracer):
+        x = wrap(tr, value_of(tr, np.asarray(x)))
+    if x.ndim != 1 or x.accy_dtype.is_float or x.dtype == np.bool_:
+        raise VerifyError(f"bincount at {user_location()}: x must be a 1-D integer array, got "
+                          f"{x.dtype}{list(x.shape)}")
+    n = int(minlength)
+    if n <= 0:
+        raise VerifyError(f"bincount at {user_location()}: under accy.jit the number of bins "
+                          "cannot depend on the data; pass minlength= (the number of bins; "
+                          "larger values are not counted)")
+    valid = logical_and(greater_equal(x, 0), less(x, n))
+    idx = where(valid, x, 0)
+    if weights is None:
+        w = astype(valid, np.int32)
+    else:
+        if shape_of(weights) != tuple(x.shape):
+            raise VerifyError(f"bincount at {user_location()}: weights shape "
+                              f"{list(shape_of(weights))} differs from x's {list(x.shape)}")
+        w = where(valid, weights, 0)
+    from accy.frontend.shape_api import zeros
+
+    return zeros((n,), dtype=w.dtype).at[idx].add(w)

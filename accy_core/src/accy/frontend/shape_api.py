@@ -22,8 +22,8 @@ from accy.ir import DType
 
 __all__ = [
     "arange", "array", "asarray", "broadcast_to", "expand_dims", "eye", "full", "full_like",
-    "ones", "ones_like", "ravel", "reshape", "squeeze", "swapaxes", "transpose", "zeros",
-    "zeros_like",
+    "ndim", "ones", "ones_like", "ravel", "reshape", "shape", "size", "squeeze", "swapaxes",
+    "transpose", "zeros", "zeros_like",
 ]
 
 
@@ -215,3 +215,19 @@ def asarray(a: Any, dtype: Any = None) -> Any:
 
 
 array = asarray
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """``numpy.shape``: the static shape (Python ints) of a traced or host array."""
+    return tuple(shape_of(a))
+
+
+def ndim(a: Any) -> int:
+    """``numpy.ndim``: the number of axes."""
+    return len(shape_of(a))
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    """``numpy.size``: the number of elements (along ``axis``)."""
+    s = shape_of(a)
+    return math.prod(s) if axis is None else s[axis]
