@@ -78,3 +78,45 @@ def test_sort_errors():
         ak.sort(np.ones((2, 2)))
     with pytest.raises(InputError, match="shape"):
         ak.sort_pairs(np.ones(3), np.ones(4))
+
+
+_MSD = (("msd", 1),)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 4099, 70001])
+@pytest.mark.parametrize("descending", [False, True])
+def test_msd_split_matches_lsd(dtype, n, descending):
+    """The CPU's MSD split (sort_msd, forced by the candidate option) gives the LSD sort's
+    result bit for bit: NaN last in input order, -0.0/+0.0 in input order, descending."""
+    from accy.families import Candidate
+
+    rng = np.random.default_rng(n)
+    if dtype is np.float32:
+        k = rng.standard_normal(n).astype(np.float32)
+        k[::5], k[1::7], k[2::9], k[3::11] = np.nan, -0.0, 0.0, -np.inf
+    else:
+        info = np.iinfo(dtype)
+        k = rng.integers(info.min, info.max, n, endpoint=True, dtype=dtype)
+    msd = ak.sort(k, descending, candidate=Candidate(64, 0, _MSD))
+    lsd = ak.sort(k, descending, candidate=Candidate(64, 0, (("msd", 0),)))
+    assert msd.dtype == k.dtype and msd.shape == k.shape
+    np.testing.assert_array_equal(msd.view(np.uint32), lsd.view(np.uint32))
+    if not descending:
+        np.testing.assert_array_equal(msd, np.sort(k))
+
+
+def test_msd_split_chosen_for_spread_keys_only():
+    """The default takes the MSD split for uniformly spread 32-bit keys from MIN_KEYS on,
+    and keeps the LSD sort for keys crowded into few top-digit buckets."""
+    from accy.families import Candidate, backend_object
+    from accy_kernels.sort_msd import MIN_KEYS, use_msd
+
+    be, c = backend_object("cpu"), Candidate(64)
+    rng = np.random.default_rng(7)
+    spread = rng.integers(-(2**31), 2**31 - 1, MIN_KEYS + 3).astype(np.int32)
+    assert use_msd(be, c, spread, "i32", False, "sort")
+    assert not use_msd(be, c, spread[:MIN_KEYS - 1], "i32", False, "sort")
+    assert not use_msd(be, c, spread, "i32", False, "argsort")
+    assert not use_msd(be, c, rng.random(MIN_KEYS).astype(np.float32), "f32", False, "sort")
+    np.testing.assert_array_equal(ak.sort(spread), np.sort(spread))

@@ -1,0 +1,183 @@
+"""``sort.radix`` on host-memory backends: one MSD pass, then every bucket sorted in cache.
+
+The LSD radix sort (:mod:`accy_kernels.sort_radix`) moves every 32-bit key through three
+2048-way scatters over the whole array (7 passes over memory with the histogram). Here,
+for ``sort`` of 32-bit keys (f32, i32, u32) on a host-memory backend:
+
+1. *MSD split*: one histogram of the top 11 bits of the order key per tile, an exclusive
+   scan and a stable scatter (the LSD sort's own kernels, digit shift 21) put the keys into
+   2048 buckets of the output, in digit order;
+2. *in-cache LSD*: one work-item per run of consecutive buckets sorts each bucket with two
+   stable counting passes over the low 21 bits (11 then 10 bits), from the output into a
+   scratch buffer and back. A bucket of uniformly spread keys (16M keys: ~8K, 32 KiB) and
+   its scratch copy stay in L1/L2, so these passes cost cache, not memory, bandwidth; the
+   work-items spread over the CPU pool's threads.
+
+Passes over memory: 3 (the histogram read, the MSD scatter's read and write, the buckets'
+read and final write) plus the scratch's write-back; minimum 3. Stability and the order
+(NaN last, -0.0 == +0.0 in input order, descending) are the LSD sort's: the same order-key
+transform and stable passes.
+
+Used only where the buckets are small: a strided sample of 4096 keys must put at most
+:data:`MAX_SAMPLE_BUCKET` into any top-11-bit bucket (uniform integers do; floats spread
+over few binades, e.g. ``random()`` in [0, 1), put 12.5 % of the keys into one bucket and
+keep the LSD sort). The candidate option ``msd`` (0/1) forces the choice.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+from accy.families import Candidate, Plan, host_like, loop_budget, tile_geometry
+from accy.kernel import KernelBuilder, call, where
+
+from accy_kernels._common import ceil_div
+from accy_kernels.scan_reduce_then_scan import add_scan
+from accy_kernels.sort_radix import (
+    WORKGROUP,
+    _digit,
+    _give,
+    _take,
+    choose_chunk,
+    histogram_kernel,
+    key_storage,
+    scatter_kernel,
+)
+from accy_kernels.sort_radix import run as lsd_run
+
+__all__ = ["MAX_SAMPLE_BUCKET", "MIN_KEYS", "bucket_kernel", "run", "use_msd"]
+
+MSD_BITS = 11
+MSD_SHIFT = 32 - MSD_BITS
+#: keys from which the MSD split is considered (below, the LSD passes already fit in cache)
+MIN_KEYS = 1 << 20
+SAMPLE = 4096
+#: most sampled keys in one top-digit bucket (16x the uniform 2; uniform keys' fullest
+#: bucket holds ~9): buckets of at most ~0.8 % of the keys (16M keys: 128K, 512 KiB)
+MAX_SAMPLE_BUCKET = 32
+#: work-items of the bucket kernel (each takes 2048 / ITEMS consecutive buckets)
+ITEMS = 64
+_LOW = ((0, 11), (11, 10))  # (shift, bits) of the in-cache passes
+
+
+def _sample_keys(keys: np.ndarray, dtype: str, descending: bool) -> np.ndarray:
+    """The order keys (uint32) of a strided sample, as :func:`sort_radix.order_key` (NaN
+    handling does not matter for the decision)."""
+    s = np.ascontiguousarray(keys[:: max(1, keys.size // SAMPLE)][:SAMPLE])
+    bits = s.view(np.uint32)
+    if dtype == "f32":
+        key = np.where(bits >> 31 != 0, ~bits, bits ^ np.uint32(0x80000000))
+    elif dtype == "i32":
+        key = bits ^ np.uint32(0x80000000)
+    else:
+        key = bits
+    return ~key if descending else key
+
+
+def use_msd(backend, candidate: Candidate, keys: np.ndarray, dtype: str, descending: bool,
+            mode: str) -> bool:
+    """Whether ``sort`` takes the MSD split (see the module docstring)."""
+    forced = candidate.option("msd", None)
+    if mode != "sort" or key_storage(dtype) != "u32" or not host_like(backend) \
+            or loop_budget(backend) is not None or candidate.option("radix_bits", None) \
+            or keys.size < 2:
+        return False
+    if forced is not None:
+        return bool(forced)
+    if keys.size < MIN_KEYS:
+        return False
+    top = _sample_keys(keys, dtype, descending) >> MSD_SHIFT
+    return int(np.bincount(top, minlength=1 << MSD_BITS).max()) <= MAX_SAMPLE_BUCKET
+
+
+@functools.cache
+def bucket_kernel(dtype: str, descending: bool):
+    """Sort each MSD bucket in place by the low 21 bits of its order keys.
+
+    Buffers (keys: u32 readwrite — the MSD scatter's output, sorted in place; tmp: u32
+    scratch; counts: i32 scratch, 2048 per work-item; offsets: i32, the MSD scan, read);
+    scalars n, tiles (the MSD pass's), per_item (buckets per work-item), lane_stride,
+    items (i32). Work-item ``w * lane_stride`` takes buckets ``[w * per_item, ...)``;
+    bucket ``d`` is ``[offsets[d * tiles], offsets[(d + 1) * tiles])`` (the last ends at n).
+    """
+    radix = 1 << MSD_BITS
+    kb = KernelBuilder(f"radix_msd_buckets_{dtype}_{'desc' if descending else 'asc'}",
+                       WORKGROUP)
+    keys = kb.buffer("keys", "u32", "readwrite")
+    tmp = kb.buffer("tmp", "u32", "readwrite")
+    counts = kb.buffer("counts", "i32", "readwrite")
+    offsets = kb.buffer("offsets", "i32", "read")
+    n, tiles = kb.scalar("n", "i32"), kb.scalar("tiles", "i32")
+    per_item, stride = kb.scalar("per_item", "i32"), kb.scalar("lane_stride", "i32")
+    items = kb.scalar("items", "i32")
+    lane = kb.global_id()
+    w = kb.let("w", lane / stride)
+    with kb.if_((lane % stride == 0) & (w < items)):
+        row = kb.let("row", w * radix)
+        first = kb.let("first", w * per_item)
+        last = kb.let("last", call("min", first + per_item, radix))
+        with kb.for_("d", first, last) as d:
+            start = kb.let("start", offsets[d * tiles])
+            nxt = kb.let("nxt", call("min", (d + 1) * tiles, radix * tiles - 1))
+            end = kb.let("end", where(d + 1 < radix, offsets[nxt], n))
+            with kb.if_(end - start > 1):
+                for (shift, bits), (src, dst) in zip(_LOW, ((keys, tmp), (tmp, keys)),
+                                                     strict=True):
+                    sh = kb.const(shift, "u32")
+                    with kb.for_(kb.fresh("z"), 0, 1 << bits) as z:
+                        kb.store(counts, row + z, 0)
+                    with kb.for_(kb.fresh("e"), start, end) as e:
+                        dg = _digit(kb, src[e], dtype, descending, sh, bits)
+                        kb.store(counts, row + dg, counts[row + dg] + 1)
+                    acc = kb.let(kb.fresh("acc"), start)
+                    with kb.for_(kb.fresh("z"), 0, 1 << bits) as z:
+                        c = kb.let(kb.fresh("c"), counts[row + z])
+                        kb.store(counts, row + z, acc)
+                        kb.assign(acc, acc + c)
+                    with kb.for_(kb.fresh("e"), start, end) as e:
+                        k = kb.let(kb.fresh("k"), src[e])
+                        dg = _digit(kb, k, dtype, descending, sh, bits)
+                        p = kb.let(kb.fresh("p"), counts[row + dg])
+                        kb.store(counts, row + dg, p + 1)
+                        kb.store(dst, p, k)
+    return kb.build()
+
+
+def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | None,
+        dtype: str, descending: bool, mode: str):
+    """The ``sort.radix`` variant: the MSD split where :func:`use_msd` says so, else the
+    LSD sort (:func:`accy_kernels.sort_radix.run`)."""
+    if not use_msd(backend, candidate, keys, dtype, descending, mode):
+        return lsd_run(backend, candidate, keys, values, dtype, descending, mode)
+    n = keys.size
+    radix = 1 << MSD_BITS
+    chunk = choose_chunk(n, candidate, backend, MSD_BITS)
+    tiles = max(1, ceil_div(n, chunk))
+    groups, stride = tile_geometry(backend, tiles, WORKGROUP)
+    plan = Plan("sort.radix_msd")
+    out = plan.output("u32", n)
+    src = plan.param(keys, "u32")
+    pooled = [_take("u32", n)]
+    tmp = plan.param(pooled[0], "u32")
+    counts = plan.temp("i32", max(tiles, ITEMS) * radix)
+    hist = plan.temp("i32", tiles * radix)
+    offsets = plan.temp("i32", tiles * radix)
+    scalars = [("i32", n), ("i32", chunk), ("i32", stride), ("i32", tiles), ("i32", MSD_SHIFT)]
+    plan.launch(histogram_kernel(dtype, descending, MSD_BITS), groups, [hist, counts, src],
+                scalars)
+    add_scan(plan, backend, hist, offsets, tiles * radix, "i32", inclusive=False)
+    plan.launch(scatter_kernel(dtype, descending, "none", "i32", "i32", True, MSD_BITS),
+                groups, [out, counts, src, offsets], scalars)
+    threads = os.cpu_count() or 1
+    lanes = ceil_div(16384 * threads, ITEMS)  # every pool thread gets its work-items
+    plan.launch(bucket_kernel(dtype, descending), ceil_div(ITEMS * lanes, WORKGROUP),
+                [out, tmp, counts, offsets],
+                [("i32", n), ("i32", tiles), ("i32", radix // ITEMS), ("i32", lanes),
+                 ("i32", ITEMS)])
+    try:
+        (result,) = plan.run(backend)
+    finally:
+        _give(pooled)
+    return result.view(keys.dtype)
