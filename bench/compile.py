@@ -10,7 +10,8 @@ LLVM, loading and the run itself.
   directory, against numba's first call of the same chain (``@njit``, no cache) when numba
   is installed (``pip install accy-core[bench]``);
 - **warm**: the same first call in a new process whose cache directory the cold run filled
-  (target: ≤ 20 ms);
+  (target: ≤ 20 ms); its notes count the modules the call imported (``imports``, of them
+  accy's ``accy_imports``) and say whether llvmlite or importlib.metadata were among them;
 - **ops5000**: a jacobi-1d whose time loop Python unrolls at trace time (~5,000 traced ops),
   empty cache (issue 11 target: < 10 s on the 2-core machine);
 - **jacobi2d**: a 1000-step jacobi-2d on 256×256 with ``accy.fori_loop``, first call with an
@@ -100,9 +101,19 @@ dt = time.perf_counter() - t0
 extra = {"kernels": exe.kernel_count}
 """,
 }
-CASES["warm"] = CASES["cold"]
+# the warm case also says what the timed region imported: the modules (count, and how many
+# of them accy's own), and whether llvmlite and importlib.metadata were among them (a
+# linked program loads with dlopen; the entry-point table comes from the cache)
+CASES["warm"] = CASES["cold"].replace("t0 = time.perf_counter()", "before = set(sys.modules)\n"
+                                      "t0 = time.perf_counter()") + """
+new = set(sys.modules) - before
+extra = {"imports": len(new), "accy_imports": sum(m.split(".")[0].startswith("accy")
+                                                  for m in new),
+         "llvmlite": any(m.startswith("llvmlite") for m in new),
+         "metadata": "importlib.metadata" in new}
+"""
 
-PRELUDE = "import json, time, numpy\nextra = {}\n"
+PRELUDE = "import json, sys, time, numpy\nextra = {}\n"
 START_CPU = "c0 = time.process_time()"
 STOP_CPU = "cpu = time.process_time() - c0"
 EPILOGUE = "\nprint(json.dumps({'s': dt, 'cpu': cpu, **extra}))\n"

@@ -130,3 +130,33 @@ def test_a_shared_object_that_does_not_load_is_a_launch_error(cpu, tmp_path):
                                        "target_fingerprint": cpu.target.fingerprint()})
     with pytest.raises(LaunchError, match="does not load here"):
         cpu.load_program(art)
+
+
+@needs_linker
+def test_a_cached_program_this_host_cannot_load_is_dropped_and_rebuilt(cache_root):
+    import dataclasses
+    import json
+    import struct
+    import warnings
+
+    from accy.errors import CacheWarning
+    from accy.runtime.artifact_cache import MAGIC, ArtifactCache
+
+    _compile()
+    cache = ArtifactCache(cache_root / "artifacts")
+    keys = []
+    for path in (cache_root / "artifacts").glob("*.acart"):
+        blob = path.read_bytes()
+        (n,) = struct.unpack_from("<I", blob, len(MAGIC) + 4)
+        header = json.loads(blob[len(MAGIC) + 8: len(MAGIC) + 8 + n])
+        if header["format"] == "so":
+            keys.append(header["key"])
+    (key,) = keys
+    art = cache.load(key)
+    cache.store(key, dataclasses.replace(art, data=b"\x7fELF, checksummed but not loadable"))
+    with pytest.warns(CacheWarning, match="cannot load"):
+        exe = _compile()
+    np.testing.assert_allclose(exe(X, Y)[0], WANT, rtol=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)  # rebuilt: loads without a warning
+        np.testing.assert_allclose(_compile()(X, Y)[0], WANT, rtol=1e-5)

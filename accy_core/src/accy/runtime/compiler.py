@@ -11,7 +11,7 @@ import hashlib
 import threading
 from typing import Any
 
-from accy.errors import InputError
+from accy.errors import InputError, LaunchError
 from accy.ir import Module
 from accy.runtime.resources import release_all
 
@@ -94,10 +94,23 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
     caps = backend.capabilities()
     key = program_key(backend.name, caps.device_fingerprint, kernels, loops)
     options = {"loop_driver": True} if loops else None
-    art = _cached_artifact(
-        key, lambda: backend.compile_program(list(kernels.values()), options, name=name),
-        stats)
-    return backend.load_program(art)
+
+    def build() -> Any:
+        return backend.compile_program(list(kernels.values()), options, name=name)
+
+    art = _cached_artifact(key, build, stats)
+    try:
+        return backend.load_program(art)
+    except LaunchError as e:
+        cache = _disk_cache()
+        if stats.get("disk_hits", 0) == 0 or cache is None:
+            raise
+        # a checked entry this host cannot load (e.g. a shared object linked against another
+        # C library, in a cache directory shared between machines): dropped and rebuilt
+        cache.discard(key, f"holds a program this host cannot load ({e})")
+        _ARTIFACTS.pop(key, None)
+        stats["disk_hits"] -= 1
+        return backend.load_program(_cached_artifact(key, build, stats))
 
 
 def load_all(backend: Any, artifacts: dict[str, Any]) -> dict[str, object]:
