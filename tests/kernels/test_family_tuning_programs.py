@@ -117,3 +117,46 @@ def test_prefix_sums_inside_a_compiled_sort_use_the_cached_scan_tile():
     np.testing.assert_array_equal(exe(x)[0], np.sort(x))
     other = _scan_chunks(accy.compile(_sort(8192), "cpu"))  # 2 radix tiles: class n9
     assert other and 32768 not in other
+
+
+def _scatter_add(dtype: str):
+    b = accy.Builder()
+    fb = b.begin_function("f", params=[b.tensor(dtype, (256,)), b.tensor("i32", (4096,)),
+                                       b.tensor(dtype, (4096,))])
+    fb.return_(fb.scatter_add(fb.param(0), fb.param(1), fb.param(2)))
+    fb.finish()
+    return b.finish()
+
+
+def test_compiled_scatter_add_takes_the_cached_variant():
+    m = _scatter_add("f32")
+    assert not any("sort" in n for n, _ in _launches(accy.compile(m, "cpu")))  # atomic
+    _store(_device(), "scatter_add", "scatter_add", "f32+i32", "n12-d8", "sorted")
+    exe = accy.compile(m, "cpu")
+    assert any("sort" in n for n, _ in _launches(exe))
+    rng = np.random.default_rng(6)
+    idx = rng.integers(0, 256, 4096).astype(np.int32)
+    vals = rng.standard_normal(4096).astype(np.float32)
+    np.testing.assert_allclose(exe(np.zeros(256, np.float32), idx, vals)[0],
+                               np.bincount(idx, vals, 256), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.vulkan
+def test_compiled_scatter_add_without_atomics_privatizes_on_a_lane_device():
+    from accy.plugins import open_backend, probe_backend
+    from accy_kernels._dispatch import has_atomic_add
+    from accy_kernels.scatter_add_privatized import lane_device
+
+    if not probe_backend("vulkan")[0]:
+        pytest.skip("vulkan unavailable")
+    be = open_backend("vulkan")
+    if has_atomic_add(be, "f64") or not lane_device(be) or "f64" not in be.capabilities().dtypes:
+        pytest.skip("not a lane device with f64 and without f64 atomics")
+    exe = accy.compile(_scatter_add("f64"), "vulkan")
+    names = [n for n, _ in _launches(exe)]
+    assert any(n.startswith("scatter_add_priv_hist") for n in names), names
+    rng = np.random.default_rng(8)
+    idx = rng.integers(0, 256, 4096).astype(np.int32)
+    vals = rng.standard_normal(4096)
+    np.testing.assert_allclose(exe(np.ones(256), idx, vals)[0],
+                               1 + np.bincount(idx, vals, 256), rtol=1e-9, atol=1e-9)

@@ -4,8 +4,11 @@ The kernel stage (:mod:`accy.families.lowering`) calls ``plan_fn(plan, backend, 
 ``plan`` has :class:`accy.families.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
 attributes, operand and result types and their slots (already in the function's memory
 plan). ``scatter_add``/``segment_sum`` launch the atomic kernel where the backend has atomic
-add on the dtype, else the ``sorted`` formulation (stable radix sort of the indices in plan
-temporaries, then one work-item per output summing its run: no atomics, numpy order).
+add on the dtype, else ``privatized`` on a lane device where the private histograms fit (the
+direct calls' default there, :func:`accy_kernels._dispatch.pick_accumulate`), else the
+``sorted`` formulation (stable radix sort of the indices in plan temporaries, then one
+work-item per output summing its run: no atomics, numpy order); a cached variant (tuning)
+is taken where it can run.
 Kernels are the families' own (same code as the numpy API); nothing reads host data.
 Out-of-range indices (``mode="raise"``) are checked by the executable before launch.
 
@@ -144,21 +147,72 @@ def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total, wg=WG) -> None
                 [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
 
 
+def _accumulate_variant(backend, family: str, dtype: str, idt: str, size: int,
+                        total: int) -> tuple[str, str]:
+    """The variant of a scatter_add/segment_sum call and its tuning key's shape class: the
+    tuning cache's variant where it runs here, else atomic where the backend has atomic add
+    on ``dtype``, else privatized on a lane device whose private copies fit
+    (:func:`accy_kernels.scatter_add_privatized.worthwhile_without_atomics`), else sorted."""
+    from accy_kernels.scatter_add_privatized import worthwhile_without_atomics
+
+    shape_class = f"n{bucket(total)}-d{bucket(size)}"
+    look = getattr(backend, "family_variant", None)
+    var = look(family, f"{dtype}+{idt}", shape_class) if look is not None else None
+    name = var.name if var is not None else None
+    if name == "atomic" and not has_atomic_add(backend, dtype):
+        name = None
+    if name == "privatized" and not _privatized_fits(backend, size, total):
+        name = None
+    if name is None:
+        if has_atomic_add(backend, dtype):
+            name = "atomic"
+        elif worthwhile_without_atomics(backend, size, total):
+            name = "privatized"
+        else:
+            name = "sorted"
+    return name, shape_class
+
+
+def _privatized_fits(backend, size: int, total: int) -> bool:
+    from accy.errors import CapabilityError
+
+    from accy_kernels.scatter_add_privatized import choose_tiles
+
+    try:
+        choose_tiles(backend, Candidate(256), size, total)
+    except CapabilityError:
+        return False
+    return True
+
+
+def _privatized(plan, backend, family, out, dst, vals, idx, shape, axis, dtype, idt, m,
+                total, shape_class) -> None:
+    from accy_kernels.scatter_add_privatized import plan_privatized
+
+    cand = _tuned(backend, family, "privatized", f"{dtype}+{idt}", shape_class)
+    plan_privatized(plan, backend, cand or Candidate(256), out, dst, vals, idx, None, shape,
+                    axis, dtype, idt, total, m)
+
+
 def scatter_add(plan, backend, call) -> None:
     dst, idx, vals = call.inputs
     dt, it, vt = call.in_types
     if not dt.num_elements:
         return _empty(plan, call)
-    dtype, m = dt.dtype.value, it.num_elements
-    if m and vt.num_elements and not has_atomic_add(backend, dtype):
-        return _sorted_add(plan, backend, call.output, dst, vals, idx, dt.shape,
-                           call.attrs["axis"], it.dtype.value, dtype, m)
-    plan.launch(copy_kernel(dt.dtype.value, WG), groups_for(dt.num_elements, WG),
+    dtype, idt, m, total = dt.dtype.value, it.dtype.value, it.num_elements, vt.num_elements
+    axis = call.attrs["axis"]
+    name, shape_class = _accumulate_variant(backend, "scatter_add", dtype, idt,
+                                            dt.num_elements, total)
+    if m and total and name == "sorted":
+        return _sorted_add(plan, backend, call.output, dst, vals, idx, dt.shape, axis, idt,
+                           dtype, m)
+    if m and total and name == "privatized":
+        return _privatized(plan, backend, "scatter_add", call.output, dst, vals, idx,
+                           dt.shape, axis, dtype, idt, m, total, shape_class)
+    plan.launch(copy_kernel(dtype, WG), groups_for(dt.num_elements, WG),
                 [call.output, dst], [("i32", dt.num_elements)])
-    cand = _tuned(backend, "scatter_add", "atomic", f"{dtype}+{it.dtype.value}",
-                  f"n{bucket(vt.num_elements)}-d{bucket(dt.num_elements)}")
-    _add(plan, call.output, vals, idx, dt.shape, call.attrs["axis"], it.dtype.value,
-         dt.dtype.value, it.num_elements, vt.num_elements,
+    cand = _tuned(backend, "scatter_add", "atomic", f"{dtype}+{idt}", shape_class)
+    _add(plan, call.output, vals, idx, dt.shape, axis, idt, dtype, m, total,
          cand.workgroup_size if cand is not None else WG)
 
 
@@ -166,17 +220,20 @@ def segment_sum(plan, backend, call) -> None:
     vals, ids = call.inputs
     vt, it = call.in_types
     ot = call.out_type
-    dtype = vt.dtype.value
-    m = it.num_elements
-    if ot.num_elements and m and vt.num_elements and not has_atomic_add(backend, dtype):
-        return _sorted_add(plan, backend, call.output, None, vals, ids, ot.shape, 0,
-                           it.dtype.value, dtype, m)
+    dtype, idt, m, total = vt.dtype.value, it.dtype.value, it.num_elements, vt.num_elements
+    name, shape_class = _accumulate_variant(backend, "segment_sum", dtype, idt,
+                                            ot.num_elements, total)
+    if ot.num_elements and m and total and name == "sorted":
+        return _sorted_add(plan, backend, call.output, None, vals, ids, ot.shape, 0, idt,
+                           dtype, m)
+    if ot.num_elements and m and total and name == "privatized":
+        return _privatized(plan, backend, "segment_sum", call.output, None, vals, ids,
+                           ot.shape, 0, dtype, idt, m, total, shape_class)
     plan.launch(fill_kernel(dtype, WG), groups_for(ot.num_elements, WG), [call.output],
                 [("i32", ot.num_elements), (dtype, 0)])
-    cand = _tuned(backend, "segment_sum", "atomic", f"{dtype}+{it.dtype.value}",
-                  f"n{bucket(vt.num_elements)}-d{bucket(ot.num_elements)}")
-    _add(plan, call.output, vals, ids, ot.shape, 0, it.dtype.value, dtype, it.num_elements,
-         vt.num_elements, cand.workgroup_size if cand is not None else WG)
+    cand = _tuned(backend, "segment_sum", "atomic", f"{dtype}+{idt}", shape_class)
+    _add(plan, call.output, vals, ids, ot.shape, 0, idt, dtype, m, total,
+         cand.workgroup_size if cand is not None else WG)
 
 
 def random(plan, backend, call) -> None:

@@ -33,6 +33,7 @@ are at most the budget of tiles; a problem that needs more raises ``CapabilityEr
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import numpy as np
@@ -44,7 +45,8 @@ from accy_kernels._common import ceil_div, fill_kernel, groups_for
 from accy_kernels.gather_direct import normalized_index, raise_flagged
 
 __all__ = ["MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
-           "lane_device", "reduce_kernel", "run", "worthwhile", "worthwhile_without_atomics"]
+           "lane_device", "plan_privatized", "reduce_kernel", "run", "worthwhile",
+           "worthwhile_without_atomics"]
 
 #: the largest scratch (tiles x output elements) the variant allocates by default
 MAX_SCRATCH_ELEMS = 1 << 24
@@ -94,10 +96,12 @@ def choose_tiles(backend, candidate: Candidate, size: int, total: int) -> int:
 
 def lane_device(backend) -> bool:
     """Whether ``backend`` is a device whose work-items are SIMD lanes of a few CPU threads:
-    no host memory and subgroups narrower than 32 (lavapipe: 8; PoCL reports 1), by
+    no host memory and subgroups narrower than 32 (lavapipe: 8; PoCL reports 1; an unknown
+    width counts as none), by
     capability, never by name (as the matmul heuristic, :mod:`accy_kernels.matmul_plan`)."""
     caps = backend_object(backend).capabilities()
-    return "host_memory" not in caps.features and int(caps.subgroup_size or 0) < 32
+    lanes = int(getattr(caps, "subgroup_size", 0) or 0)  # 0: not known
+    return "host_memory" not in caps.features and 0 < lanes < 32
 
 
 def worthwhile_without_atomics(backend, size: int, total: int) -> bool:
@@ -225,41 +229,56 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
     """
     shape = dst.shape if dst is not None else tuple(shape or ())
     size = int(np.prod(shape, dtype=np.int64))
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
     n, m, total = shape[axis], indices.size, values.size
     if size == 0:
         return np.zeros(shape, values.dtype) if dst is None else dst.copy()
     be = backend_object(backend)
-    wg = candidate.workgroup_size
-    tiles = choose_tiles(be, candidate, size, total)
-    chunk = max(1, ceil_div(total, tiles))
     plan = Plan("scatter_add.privatized")
     out = plan.output(dtype, size)
     fused = not range_checked and total > 0
-    bad = [plan.output("i32", 1)] if fused else []
+    bad = plan.output("i32", 1) if fused else None
+    d = plan.param(dst, dtype) if dst is not None else None
+    v = plan.param(values, dtype) if total else None
+    ix = plan.param(indices, index_dtype) if total else None
+    plan_privatized(plan, be, candidate, out, d, v, ix, bad, shape, axis, dtype, index_dtype,
+                    total, m)
+    result, *flag = plan.run(be)
+    raise_flagged(flag, indices, n, "scatter_add")
+    return result.reshape(shape)
+
+
+def plan_privatized(plan, backend, candidate: Candidate, out, dst, values, indices, bad,
+                    shape: tuple[int, ...], axis: int, dtype: str, index_dtype: str,
+                    total: int, m: int) -> None:
+    """Append the privatized launches to ``plan`` (a :class:`accy.families.Plan` or the IR
+    lowering's plan): ``out`` = ``dst`` (a slot, or None: zeros) plus the sums of ``values``
+    (``total`` elements, shaped ``(*pre, *idx, *post)``) at ``indices`` (``m``) along
+    ``axis`` of ``shape``; ``bad`` (an i32 slot, or None: range checked before) gets the
+    range-check flag. ``shape`` must not be empty.
+
+    Raises:
+        CapabilityError: the private histograms cannot be sized under the loop budget.
+    """
+    size = math.prod(shape)
+    outer, inner, n = math.prod(shape[:axis]), math.prod(shape[axis + 1:]), shape[axis]
+    wg = candidate.workgroup_size
+    tiles = choose_tiles(backend, candidate, size, total)
+    chunk = max(1, ceil_div(total, tiles))
     scratch = plan.temp(dtype, tiles * size)
-    slots = [out]
-    if dst is not None:
-        slots.append(plan.param(dst, dtype))
+    slots = [out] + ([dst] if dst is not None else [])
     if total:
-        v = plan.param(values, dtype)
-        ix = plan.param(indices, index_dtype)
-        groups, stride = tile_launch(be, tiles)
-        zero = loop_budget(be) is None  # else the slices' zeroing loop would count too
+        groups, stride = tile_launch(backend, tiles)
+        zero = loop_budget(backend) is None  # else the slices' zeroing loop would count too
         if not zero:
             plan.launch(fill_kernel(dtype, wg), groups_for(tiles * size, wg), [scratch],
                         [("i32", tiles * size), (dtype, 0)])
         plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1, zero,
-                                     fused),
+                                     bad is not None),
                     groups,
-                    [scratch, *bad, v, ix],
+                    [scratch, *([bad] if bad is not None else []), values, indices],
                     [("i32", total), ("i32", m), ("i32", inner), ("i32", n), ("i32", size),
                      ("i32", chunk), ("i32", stride), ("i32", tiles)])
     else:
         tiles = 0
     plan.launch(reduce_kernel(dtype, dst is not None, wg), groups_for(size, wg),
                 slots + [scratch], [("i32", size), ("i32", tiles)])
-    result, *flag = plan.run(be)
-    raise_flagged(flag, indices, n, "scatter_add")
-    return result.reshape(shape)

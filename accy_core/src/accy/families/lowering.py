@@ -74,8 +74,9 @@ class TargetBackend:
     def capabilities(self) -> Any:
         feats = self.profile.features if self.profile is not None else frozenset()
         loops = getattr(self.profile, "max_loop_iterations", None)
+        lanes = getattr(self.profile, "subgroup_size", 0)
         return SimpleNamespace(features=frozenset(feats), backend=self.name,
-                               max_loop_iterations=loops)
+                               max_loop_iterations=loops, subgroup_size=lanes)
 
 
 @dataclass(frozen=True)
