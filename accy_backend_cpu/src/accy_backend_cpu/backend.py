@@ -35,6 +35,7 @@ from accy.kernel.loops import loop_trips
 
 from accy_backend_cpu import shared_object
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
+from accy_backend_cpu.loading import KERNEL_FN, RAW_KERNEL_FN, check_artifact, library, mcjit_engine
 from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
 from accy_backend_cpu.program_parts import (
     KERNEL_WEIGHT,
@@ -50,12 +51,6 @@ from accy_backend_cpu.vecmath import link_vecmath
 __all__ = ["CpuBackend", "LoadedKernel"]
 
 
-_KERNEL_FN = ctypes.CFUNCTYPE(
-    None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32
-)
-# the same entry without argument conversion: called with ctypes objects only (the pointer
-# and scalar arrays pass as pointers, c_int32 by value), ~0.5 us less per call than _KERNEL_FN
-_RAW_KERNEL_FN = ctypes.CFUNCTYPE(None)
 _EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
 
 
@@ -287,49 +282,12 @@ class CpuBackend:
         return compile_llvm(self.target.request(text, (format,)))[format]
 
     def _check_artifact(self, artifact: Any, formats: tuple[str, ...] = ("obj",)) -> None:
-        if artifact.backend != "cpu" or artifact.format not in formats:
-            raise LaunchError(
-                f"cpu load: needs a cpu {' or '.join(map(repr, formats))} artifact, got "
-                f"{artifact.backend!r} {artifact.format!r}"
-            )
-        if artifact.metadata.get("target_fingerprint") != self.target.fingerprint():
-            raise LaunchError(
-                f"cpu load: artifact {artifact.kernel_name!r} was built for "
-                f"another CPU or LLVM ({artifact.metadata.get('cpu')}); recompile"
-            )
+        check_artifact(self.target, artifact, formats)
 
     def _engine(self, objects: Sequence[bytes],
                 entries: Sequence[str]) -> tuple[Any, dict[str, int]]:
-        """A fresh MCJIT engine holding the object files ``objects`` (added one after another
-        under the JIT lock); the address of each entry."""
-        import llvmlite.binding as llvm
-
-        with self._jit_lock:
-            # a process whose host info came from the disk cache has not initialised LLVM
-            llvm.initialize_native_target()
-            llvm.initialize_native_asmprinter()
-            tm = llvm.Target.from_triple(self.target.triple).create_target_machine(
-                cpu=self.target.cpu, features=self.target.features, jit=True
-            )
-            engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-            for data in objects:
-                engine.add_object_file(llvm.ObjectFileRef.from_data(data))
-            engine.finalize_object()
-            addresses = {e: engine.get_function_address(e) for e in entries}
-        for entry, address in addresses.items():
-            if not address:
-                raise LaunchError(f"cpu load: entry {entry!r} not found in the object")
-        return engine, addresses
-
-    @staticmethod
-    def _library(artifact: Any, entries: Sequence[str]) -> tuple[Any, dict[str, Any]]:
-        """The ``ctypes.CDLL`` of a linked program and each entry's function."""
-        try:
-            library = shared_object.load_library(artifact.data)
-            return library, {e: _KERNEL_FN((e, library)) for e in entries}
-        except (OSError, AttributeError) as e:
-            raise LaunchError(f"cpu load: the shared object of {artifact.kernel_name!r} "
-                              f"does not load here ({e}); recompile") from e
+        """A fresh MCJIT engine holding ``objects``; the address of each entry."""
+        return mcjit_engine(self.target, self._jit_lock, objects, entries)
 
     def load(self, artifact: Any) -> LoadedKernel:
         """Load an ``"obj"`` artifact of one kernel into a fresh MCJIT engine.
@@ -339,7 +297,7 @@ class CpuBackend:
         """
         self._check_artifact(artifact)
         engine, addresses = self._engine([artifact.data], [artifact.entry])
-        fn = _KERNEL_FN(addresses[artifact.entry])
+        fn = KERNEL_FN(addresses[artifact.entry])
         loaded = LoadedKernel(artifact, engine, fn, dict(artifact.metadata))
         self._live["kernels"].add(id(loaded))
         return loaded
@@ -361,7 +319,7 @@ class CpuBackend:
         symbols = sorted(set(entries.values()))
         drivers = list(meta.get("driver") or ())
         if artifact.format == "so":
-            engine, functions = self._library(artifact, symbols)
+            engine, functions = library(artifact, symbols)
             driver = (RUN_FN((drivers[0], engine)), HELP_FN((drivers[1], engine))) \
                 if drivers else None
         else:
@@ -370,7 +328,7 @@ class CpuBackend:
             except ValueError as e:
                 raise LaunchError(f"cpu load_program: {artifact.kernel_name!r}: {e}") from None
             engine, addresses = self._engine(objects, symbols + drivers)
-            functions = {e: _KERNEL_FN(addresses[e]) for e in symbols}
+            functions = {e: KERNEL_FN(addresses[e]) for e in symbols}
             driver = (RUN_FN(addresses[drivers[0]]), HELP_FN(addresses[drivers[1]])) \
                 if drivers else None
         out = {}
@@ -487,7 +445,7 @@ class CpuBackend:
         work = meta["workgroup_size"] * meta.get("work_per_item", 1) if work is None \
             else max(1, -(-int(work) // groups))
         if not self.pool.parallel(groups, work):
-            raw = _RAW_KERNEL_FN(ctypes.cast(fn, ctypes.c_void_p).value)
+            raw = RAW_KERNEL_FN(ctypes.cast(fn, ctypes.c_void_p).value)
             count = ctypes.c_int32(groups)
             return pointers, functools.partial(raw, pointers, slots, ctypes.c_int32(0), count,
                                                count)
