@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         import numba  # noqa: F401
     except ImportError:
         print("numba not installed: the numba column is skipped (pip install numba)")
+    print("load average " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
     print(f"{'kernel':16} {'size':7} {'accy first':>11} {'accy warm':>10} {'numpy':>9} "
           f"{'numba':>9} {'warm/np':>8} {'warm/nb':>8} {'rel err':>8}")
     wins = na = 0
