@@ -216,9 +216,9 @@ def test_split_k_choice():
 @pytest.mark.parametrize("dtype", list(DTYPES))
 @pytest.mark.parametrize("batch", ["none", "both"])
 def test_matmul_grouped_pack(dtype, batch):
-    """``B`` packed 8 panels per work-group on the CPU: 17 and 20 panels (a partial last
-    group and a partial last panel), per batch; a ``B`` with no unit stride (``unit="any"``),
-    and M = 1, 7, 127 row tiles over it."""
+    """``B`` packed on the CPU: row-major in slabs of 8 rows (k = 7, 33, 5, 1: a partial
+    last slab; 17-20 panels: a partial last one), per batch, under M = 31, 7, 1, 127; a
+    ``B`` with no unit stride in 8-panel groups (19 panels: a partial last group)."""
     rng = np.random.default_rng(zlib.crc32(f"gp{dtype}{batch}".encode()))
     for m, n, k in [(31, 257, 7), (7, 320, 33), (1, 300, 5), (127, 263, 1)]:
         sa, sb = _batched((m, n, k), batch)

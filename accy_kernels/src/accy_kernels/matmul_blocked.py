@@ -16,129 +16,26 @@ spills). Cache blocking (:func:`blocking`, :func:`tile_order`): ``k`` is cut int
 blocks, one launch each, and the tiles of a launch are walked in ``NC``-column and
 ``MC``-row blocks, column tiles outside row tiles, so a ``B`` sliver stays in cache across
 the row tiles and an ``A`` block across the column tiles; the thread pool splits the tiles
-into contiguous ranges (:func:`spread` spreads small launches over the threads).
+into contiguous ranges (:func:`accy_kernels.matmul_host.spread` spreads small launches over
+the threads). Packing: :mod:`accy_kernels.matmul_pack`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 
 from accy.families import Candidate, host_like
-from accy.kernel import KernelBuilder, call, fma, where
+from accy.kernel import KernelBuilder, call, fma
 
 from accy_kernels._common import ceil_div
+from accy_kernels.matmul_host import active, host_threads, simd_lanes, spread
+from accy_kernels.matmul_pack import pack_kernel, plan_pack
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
 from accy_kernels.matmul_splitk import RED_WG, reduce_kernel, splits_for
 from accy_kernels.matmul_store import store_element
 
 __all__ = ["blocked_kernel", "blocking", "candidates", "pack_kernel", "plan_blocked", "simd_lanes",
-           "spread", "tile_order"]
-
-def simd_lanes(backend, dtype: str) -> int:
-    """Vector lanes of ``dtype`` on the host (``simd512`` / ``simd256`` features; else 4)."""
-    feats = backend.capabilities().features
-    bits = 512 if "simd512" in feats else 256 if "simd256" in feats else 128
-    return max(2, bits // (64 if dtype in ("f64", "i64") else 32))
-
-
-@functools.cache
-def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8,
-                split: bool = False, group: int = 1, guard: bool = True):
-    """Pack an operand into k-major panels of ``width`` rows (A) or columns (B).
-
-    Buffers (packed: write, src: read); scalars rows, k, tiles, stride (i32), offset,
-    s_batch, s_row, s_k (i64: element strides). Element ``((b*tiles + t)*k + p)*width + r``
-    of the packed array is ``src[b, t*width + r, p]`` (zero for rows past ``rows``).
-    Work-group ``g`` (with ``g % stride == 0``: :func:`spread`) packs panel ``g / stride``
-    (``b*tiles + t``), walking ``p`` at work-group level (``unit`` rows / any: panels
-    ``group * (g / stride) ...`` of one batch, ``ceil(tiles / group)`` groups per batch,
-    each ``p`` copying ``group`` neighbouring runs of the source row):
-
-    - ``unit="rows"`` (``s_row`` is 1, e.g. ``B`` row-major; ``width`` work-items): one
-      contiguous run of ``width`` elements per ``p``, copied with vector loads and stores
-      (``unit="any"``: the same with a run-time ``s_row``);
-    - ``unit="k"`` (``s_k`` is 1, e.g. ``A`` row-major; ``lanes`` work-items): chunks of
-      ``lanes`` consecutive ``p`` of each of the ``width`` rows (vector loads), stored
-      interleaved; the last partial chunk behind a bound check.
-
-    No division per element (the former kernel's one work-item per element spent most of a
-    pack on index arithmetic: 9 ns per element, as long as the product's k-block at 1024).
-    ``split`` (host targets, see :func:`_store_tile`): whole panels copy without the row
-    clamp, so that ``unit="rows"`` loads are vector loads (the clamped form compiles to
-    ``width`` scalar loads per ``p``: 1.8 ms for a 1024^2 f32 ``B``). ``guard`` False
-    (device targets, where :func:`spread` is 1): no branch on the group id around the
-    barriers (see :func:`_active`).
-    """
-    wg = lanes if unit == "k" else width
-    if unit == "k":
-        group = 1
-    name = f"matmul_pack_{dtype}_w{width}_{unit}{wg}{'s' if split else ''}" + \
-        (f"_g{group}" if group > 1 else "") + ("" if guard else "_u")
-    kb = KernelBuilder(name, wg)
-    out, src = kb.buffer("packed", dtype, "write"), kb.buffer("src", dtype, "read")
-    rows, k = kb.scalar("rows", "i32"), kb.scalar("k", "i32")
-    tiles, stride = kb.scalar("tiles", "i32"), kb.scalar("stride", "i32")
-    off, sb, sr, sk = (kb.scalar(n, "i64") for n in ("offset", "s_batch", "s_row", "s_k"))
-    g, lid = kb.group_id(), kb.local_id()
-    zero = kb.const(0, dtype)
-    with _active(kb, g % stride == 0, guard):
-        k64 = kb.let("pk_k", k.cast("i64"))
-        if unit != "k":
-            gpb = kb.let("pk_gpb", (tiles + (group - 1)) / group)  # groups per batch
-            gp = kb.let("pk_gp", g / stride)
-            b = kb.let("pk_b", gp / gpb)
-            t_first = kb.let("pk_tf", (gp % gpb) * group)
-            base = kb.let("pk_base", off + b.cast("i64") * sb)
-            dst0 = kb.let("pk_dst", (b * tiles + t_first).cast("i64") * k64 * width)
-            kw = kb.let("pk_kw", k64 * width)
-
-            def copy(clamped: bool) -> None:
-                # addresses from lid inside the loop's region: a let of a lid-dependent
-                # value before the loop would become a per-work-item array (a gather)
-                with kb.for_(kb.fresh("pk_p"), kb.const(0, "i64"), k64) as p:
-                    for q in range(group):
-                        row = (t_first + q) * width + lid
-                        rowc = (call("min", row, rows - 1) if clamped else row).cast("i64")
-                        v = src[base + (rowc if unit == "rows" else rowc * sr) + p * sk]
-                        at = dst0 + kw * q + p * width + lid.cast("i64")
-                        if not clamped:
-                            kb.store(out, at, v)
-                            continue
-                        with kb.if_(t_first + q < tiles):  # a last group's missing panels
-                            kb.store(out, at, where(row < rows, v, zero))
-                    kb.barrier()
-
-            if not split:
-                copy(True)
-            else:  # whole panels: unclamped rows, consecutive lanes load consecutively
-                with kb.if_((t_first + group) * width <= rows):
-                    copy(False)
-                with kb.else_():
-                    copy(True)
-        else:
-            panel = kb.let("pk_panel", g / stride)
-            t, b = kb.let("pk_t", panel % tiles), kb.let("pk_b", panel / tiles)
-            dst = kb.let("pk_dst", panel.cast("i64") * k64 * width)
-            base = kb.let("pk_base", off + b.cast("i64") * sb)
-            rbase = []
-            for r in range(width):
-                row = t * width + r
-                rbase.append((kb.let(f"pk_ok{r}", row < rows), kb.let(
-                    f"pk_src{r}", base + call("min", row, rows - 1).cast("i64") * sr)))
-            kfull = kb.let("pk_kfull", (k64 / lanes) * lanes)
-
-            def chunk(p) -> None:
-                for r, (ok, sbase) in enumerate(rbase):
-                    kb.store(out, dst + p * width + r, where(ok, src[sbase + p], zero))
-
-            with kb.for_("pk_p", kb.const(0, "i64"), kfull, lanes) as p0:
-                chunk(p0 + lid.cast("i64"))
-                kb.barrier()
-            pt = kb.let("pk_pt", kfull + lid.cast("i64"))
-            with kb.if_(pt < k64):
-                chunk(pt)
-    return kb.build()
+           "spread", "tile_order"]  # pack_kernel, simd_lanes, spread: re-exported
 
 
 @functools.cache
@@ -160,8 +57,9 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     (:mod:`accy_kernels.matmul_splitk`); the batch index ``s`` of a tile is its split, which
     sums ``p0 + s*ks <= p < min(p1, p0 + (s+1)*ks)`` (extra scalar ks, i64) into slice ``s``
     of ``C`` (operand batch strides 0). ``split``: a host target (whole-tile stores, see
-    :func:`_store_tile`; idle groups of :func:`spread`); False: every group computes tile
-    ``g`` (``stride`` 1), with no branch around the barriers (:func:`_active`).
+    :func:`_store_tile`; idle groups of :func:`accy_kernels.matmul_host.spread`); False:
+    every group computes tile ``g`` (``stride`` 1), with no branch around the barriers
+    (:func:`accy_kernels.matmul_host.active`).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
@@ -181,7 +79,7 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
     mcb, ncb = kb.scalar("mc_tiles", "i32"), kb.scalar("nc_tiles", "i32")
     g, lid = kb.group_id(), kb.local_id()
-    with _active(kb, (g % stride == 0) & (g / stride < tiles), split):
+    with active(kb, (g % stride == 0) & (g / stride < tiles), split):
         t = kb.let("mm_t", g / stride)
         per = kb.let("mm_per", tm * tn)
         bt = kb.let("mm_b", t / per)
@@ -232,16 +130,6 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
         _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
                     accumulate)
     return kb.build()
-
-
-def _active(kb: KernelBuilder, cond, guard: bool):
-    """``if cond:`` around a kernel body with barriers where ``guard`` (host targets: the
-    idle work-groups of :func:`spread`), else nothing (device targets launch one group per
-    panel or tile, all active). The condition is uniform over the group, so the barriers
-    inside are reached by all of its work-items or none, but PoCL miscomputed a body with
-    barriers inside such a branch (see :mod:`accy_kernels.matmul_gemv`): device targets do
-    not get one."""
-    return kb.if_(cond) if guard else contextlib.nullcontext()
 
 
 def tile_order(kb: KernelBuilder, rem, tm, tn, mcb, ncb):
@@ -299,25 +187,11 @@ def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
         kb.barrier()
 
 
-def spread(backend, tiles: int, workgroup_size: int) -> int:
-    """Stride between the work-groups that compute tiles: on host-memory backends a launch
-    of at least 65536 work-items, so the thread pool splits it (idle groups return at once;
-    as :func:`accy.families.tile_geometry` does for work-items); 1 elsewhere."""
-    if not host_like(backend) or tiles <= 0:
-        return 1
-    return max(1, ceil_div(65536, tiles * workgroup_size))
-
-
 def candidates() -> tuple[Candidate, ...]:
     """``mr``, vectors per row ``nv``, unroll ``ku``; ``lanes`` comes from the host."""
     return tuple(Candidate(0, 1, (("ku", ku), ("mr", mr), ("nv", nv)))
                  for mr, nv, ku in ((6, 2, 4), (4, 3, 4), (4, 2, 4), (6, 2, 1), (8, 1, 4)))
 
-
-#: panels one work-group of the host's ``rows`` pack copies (8 x 64-byte runs of each source
-#: row per visit: the 4 KiB-strided rows of a 1024-wide ``B`` cost a TLB miss per visit,
-#: measured 0.87 ms with 1 panel, 0.69 with 4, 0.54 with 8, 0.60 with 16 for a 1024^2 f32 B)
-PACK_GROUP = 8
 
 #: most k-blocks (launches) of one product on a host backend
 MAX_K_BLOCKS = 16
@@ -409,14 +283,15 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     b_sc = [("i64", prob.b_offset), ("i64", prob.b_strides[0]), ("i64", prob.b_strides[1])]
     if pack_a:
         ap = plan.temp(dt, a_bat * tm * k * mr)
-        _pack(plan, backend, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
+        plan_pack(plan, backend, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
         a, a_sc = ap, [("i64", 0), ("i64", tm * k * mr if a_bat > 1 else 0), ("i64", 0)]
     if pack_b:
         bp = plan.temp(dt, b_bat * tn * k * nr)
         sb = prob.b_strides
-        _pack(plan, backend, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset, (sb[0], sb[2], sb[1]))
+        plan_pack(plan, backend, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset,
+                  (sb[0], sb[2], sb[1]))
         b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", 0)]
-    splits = splits_for(prob, prob.batch * tm * tn, _threads(backend), candidate) \
+    splits = splits_for(prob, prob.batch * tm * tn, host_threads(backend), candidate) \
         if host else 1
     if splits > 1:
         _plan_split(plan, backend, prob, splits, (mr, lanes, nv, ku, pack_a, pack_b),
@@ -434,16 +309,6 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
         plan.launch(kernel, tiles * stride, [out, a, b, *(extra if last else ())],
                     [*scalars, ("i64", p0), ("i64", min(k, p0 + kc)), ("i32", mcb),
                      ("i32", ncb)])
-
-
-def _threads(backend) -> int:
-    """Worker threads of a host backend (its pool's, else ``ACCY_NUM_THREADS``)."""
-    n = getattr(getattr(backend, "pool", None), "num_threads", None)
-    if isinstance(n, int) and n > 0:
-        return n
-    from accy import config
-
-    return config.num_threads()
 
 
 def _plan_split(plan, backend, prob, splits, shape, slots, blocks, epilogue) -> None:
@@ -470,23 +335,3 @@ def _plan_split(plan, backend, prob, splits, shape, slots, blocks, epilogue) -> 
     red = reduce_kernel(dt, epilogue)
     plan.launch(red, ceil_div(prob.m * prob.n, RED_WG), [out, part, *extra],
                 [("i32", prob.m), ("i32", prob.n), ("i32", splits)])
-
-
-def _pack(plan, backend, dst, src, batches, tiles, width, rows, k, off, strides) -> None:
-    """Launch :func:`pack_kernel` for ``batches x tiles`` panels (``strides``: batch, row,
-    k element strides of the source)."""
-    panels = batches * tiles
-    if panels * k == 0:
-        return
-    sb, sr, sk = strides
-    unit = "rows" if sr == 1 else "k" if sk == 1 else "any"
-    lanes = simd_lanes(backend, dst.dtype)
-    host = host_like(backend)
-    group = PACK_GROUP if host and unit != "k" and tiles >= PACK_GROUP * _threads(backend) \
-        else 1
-    kernel = pack_kernel(dst.dtype, width, unit, lanes, host and unit != "k", group, host)
-    groups = batches * ceil_div(tiles, group)
-    stride = spread(backend, groups, kernel.workgroup_size)
-    plan.launch(kernel, groups * stride, [dst, src],
-                [("i32", rows), ("i32", k), ("i32", tiles), ("i32", stride),
-                 ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])

@@ -22,7 +22,7 @@ from accy.families import Candidate
 from accy.kernel import KernelBuilder, call, fma, where
 
 from accy_kernels._common import ceil_div
-from accy_kernels.matmul_blocked import simd_lanes, spread
+from accy_kernels.matmul_host import simd_lanes, spread
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
 from accy_kernels.matmul_store import store_element
 

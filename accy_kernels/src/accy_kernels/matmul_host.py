@@ -1,0 +1,49 @@
+"""Host-target helpers of the ``matmul`` kernels: SIMD lanes, thread count, the spread of
+small launches over the CPU thread pool and the group-id guard that goes with it."""
+
+from __future__ import annotations
+
+import contextlib
+
+from accy.families import host_like
+from accy.kernel import KernelBuilder
+
+from accy_kernels._common import ceil_div
+
+__all__ = ["active", "host_threads", "simd_lanes", "spread"]
+
+
+def simd_lanes(backend, dtype: str) -> int:
+    """Vector lanes of ``dtype`` on the host (``simd512`` / ``simd256`` features; else 4)."""
+    feats = backend.capabilities().features
+    bits = 512 if "simd512" in feats else 256 if "simd256" in feats else 128
+    return max(2, bits // (64 if dtype in ("f64", "i64") else 32))
+
+
+def host_threads(backend) -> int:
+    """Worker threads of a host backend (its pool's, else ``ACCY_NUM_THREADS``)."""
+    n = getattr(getattr(backend, "pool", None), "num_threads", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    from accy import config
+
+    return config.num_threads()
+
+
+def spread(backend, tiles: int, workgroup_size: int) -> int:
+    """Stride between the work-groups that compute tiles: on host-memory backends a launch
+    of at least 65536 work-items, so the thread pool splits it (idle groups return at once;
+    as :func:`accy.families.tile_geometry` does for work-items); 1 elsewhere."""
+    if not host_like(backend) or tiles <= 0:
+        return 1
+    return max(1, ceil_div(65536, tiles * workgroup_size))
+
+
+def active(kb: KernelBuilder, cond, guard: bool):
+    """``if cond:`` around a kernel body with barriers where ``guard`` (host targets: the
+    idle work-groups of :func:`spread`), else nothing (device targets launch one group per
+    panel or tile, all active). The condition is uniform over the group, so the barriers
+    inside are reached by all of its work-items or none, but PoCL miscomputed a body with
+    barriers inside such a branch (see :mod:`accy_kernels.matmul_gemv`): device targets do
+    not get one."""
+    return kb.if_(cond) if guard else contextlib.nullcontext()
