@@ -149,8 +149,9 @@ KBLOCKS = Candidate(0, 1, (("kc", 8), ("ku", 4), ("mc", 12), ("mr", 6), ("nc", 3
 @pytest.mark.parametrize("trans", ["nn", "tn", "nt"])
 @pytest.mark.parametrize("batch", ["both", "a"])
 def test_matmul_blocked_k_blocks(dtype, trans, batch):
-    """Cache-blocked ``blocked`` on the CPU: k cut into blocks of 8 (k = 1, 20, 33, 127),
-    2-tile row and column blocks (7 row tiles and 5 column tiles leave partial ones)."""
+    """Cache-blocked ``blocked`` on the CPU: k cut into blocks of 8, or into MAX_K_BLOCKS
+    (k = 1, 20, 33, 127), each with its own B pack; 2-tile row and column blocks (7 row
+    tiles and 5 column tiles leave partial ones)."""
     rng = np.random.default_rng(zlib.crc32(f"kb{dtype}{trans}{batch}".encode()))
     for shape in [(7, 31, 33), (33, 7, 127), (31, 33, 1), (41, 70, 20)]:
         sa, sb = _batched(shape, batch)

@@ -51,7 +51,9 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     p0, p1 (i64: the slice ``p0 <= p < p1`` of the contracted axis summed), mc_tiles,
     nc_tiles (i32: row and column tiles per cache block, see :func:`tile_order`).
     Packed: ``a_sb``/``b_sb`` are the elements of one batch's panels (0: shared by every
-    batch), the other strides unused. ``accumulate``: ``C`` (then ``readwrite``, of the
+    batch), ``a_off``/``a_si`` unused; packed ``B``: ``b_sp`` is the length of its panels
+    and ``b_off`` the offset of ``p = 0`` (``-p0 * NR`` for panels of the k-block
+    ``p0 <= p < p0 + b_sp`` alone). ``accumulate``: ``C`` (then ``readwrite``, of the
     accumulator's dtype) already holds the sum over ``p < p0``, to which the tile is added
     before the epilogue (the k-blocks after the first). ``ksplit``: split-K
     (:mod:`accy_kernels.matmul_splitk`); the batch index ``s`` of a tile is its split, which
@@ -97,8 +99,9 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
             a_rows = [kb.let(f"mm_arow{r}", base + call("min", it * mr + r, m - 1).cast("i64")
                              * a_si) for r in range(mr)]
             a_step = kb.const(1, "i64")  # unit k stride: constant offsets from each row
-        if pack_b:  # element (p, c) at bbase + p*nr + c
-            bbase = kb.let("mm_bbase", bt.cast("i64") * b_sb + jt.cast("i64") * k64 * nr)
+        if pack_b:  # element (p, c) at bbase + p*nr + c; panels b_sp long, b_off = -p0*nr
+            bbase = kb.let("mm_bbase", b_off + bt.cast("i64") * b_sb
+                           + jt.cast("i64") * b_sp * nr)
             b_step = kb.const(nr, "i64")
         else:
             bbase = kb.let("mm_bbase", b_off + bt.cast("i64") * b_sb + jt.cast("i64") * nr)
@@ -193,8 +196,10 @@ def candidates() -> tuple[Candidate, ...]:
                  for mr, nv, ku in ((6, 2, 4), (4, 3, 4), (4, 2, 4), (6, 2, 1), (8, 1, 4)))
 
 
-#: most k-blocks (launches) of one product on a host backend
-MAX_K_BLOCKS = 16
+#: most k-blocks of one product on a host backend (each a pack launch of its ``B`` panels
+#: and a tile launch); 64x65536 @ 65536x64 f32, one thread, measured: 16 blocks 9.9 ms,
+#: 8 blocks 8.7 ms, 4 blocks 8.5 ms, 2 blocks 8.3 ms (numpy 8.1 ms)
+MAX_K_BLOCKS = 4
 
 
 def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidate,
@@ -211,8 +216,8 @@ def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidat
     :func:`accy_kernels.host_caches.host_caches`, or the candidate's options ``kc``, ``mc``,
     ``nc`` (elements). ``k`` up to 1.5 ``KC`` stays one block; longer ones split into equal
     blocks (multiples of ``ku``), at most
-    :data:`MAX_K_BLOCKS` (one launch each: a long ``k`` gets longer blocks, their ``B``
-    slivers in L2 rather than L1, instead of hundreds of launches). Device backends:
+    :data:`MAX_K_BLOCKS` (launches each: a long ``k`` gets longer blocks, their ``B``
+    slivers in L2 or L3 rather than L1, instead of hundreds of launches). Device backends:
     one block (``KC = k``, whole-matrix tile order).
     """
     from accy_kernels.host_caches import host_caches
@@ -257,7 +262,11 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     power-of-two row strides. Candidate option ``pack_a`` packs ``A`` too. On host
     backends ``k`` is cut into :func:`blocking`'s k-blocks, one launch each: the first
     stores its partial tile, the next ones add theirs to ``C`` and the last applies the
-    epilogue (an epilogue that changes the dtype keeps one k-block). Products with too few
+    epilogue (an epilogue that changes the dtype keeps one k-block). With several
+    k-blocks, ``B`` is packed one k-block at a time, just before the launch that uses it,
+    into one k-block's scratch (BLIS's per-``KC`` packing): packing the whole of a long
+    ``B`` first wrote it all to memory and read it back (16 MiB each way for 64x65536 @
+    65536x64). Products with too few
     tiles for the host's threads and a long ``k`` use split-K instead
     (:func:`accy_kernels.matmul_splitk.splits_for`).
     """
@@ -285,14 +294,18 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
         ap = plan.temp(dt, a_bat * tm * k * mr)
         plan_pack(plan, backend, ap, a, a_bat, tm, mr, prob.m, k, prob.a_offset, prob.a_strides)
         a, a_sc = ap, [("i64", 0), ("i64", tm * k * mr if a_bat > 1 else 0), ("i64", 0)]
-    if pack_b:
-        bp = plan.temp(dt, b_bat * tn * k * nr)
-        sb = prob.b_strides
-        plan_pack(plan, backend, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset,
-                  (sb[0], sb[2], sb[1]))
-        b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", 0)]
     splits = splits_for(prob, prob.batch * tm * tn, host_threads(backend), candidate) \
         if host else 1
+    starts = list(range(0, max(k, 1), kc))
+    b_src, sb = b, prob.b_strides
+    per_block = pack_b and splits == 1 and len(starts) > 1  # see the docstring
+    if pack_b:
+        kp = kc if per_block else k
+        bp = plan.temp(dt, b_bat * tn * kp * nr)
+        if not per_block:
+            plan_pack(plan, backend, bp, b, b_bat, tn, nr, prob.n, k, prob.b_offset,
+                      (sb[0], sb[2], sb[1]))
+        b, b_sc = bp, [("i64", 0), ("i64", tn * k * nr if b_bat > 1 else 0), ("i64", k)]
     if splits > 1:
         _plan_split(plan, backend, prob, splits, (mr, lanes, nv, ku, pack_a, pack_b),
                     (a, b, out, extra), (a_sc, b_sc, mcb, ncb), epilogue)
@@ -300,14 +313,19 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     tiles = prob.batch * tm * tn
     stride = spread(backend, tiles, lanes)
     scalars = [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
-               ("i32", tiles), ("i32", stride), *a_sc, *b_sc]
-    starts = list(range(0, max(k, 1), kc))
+               ("i32", tiles), ("i32", stride), *a_sc]
     for n_blk, p0 in enumerate(starts):
         last = n_blk == len(starts) - 1
+        p1 = min(k, p0 + kc)
+        if per_block:  # this k-block's panels alone, packed just before their use
+            plan_pack(plan, backend, b, b_src, b_bat, tn, nr, prob.n, p1 - p0,
+                      prob.b_offset + p0 * sb[1], (sb[0], sb[2], sb[1]))
+            b_sc = [("i64", -p0 * nr), ("i64", tn * (p1 - p0) * nr if b_bat > 1 else 0),
+                    ("i64", p1 - p0)]
         kernel = blocked_kernel(dt, mr, lanes, nv, ku, pack_a, pack_b,
                                 epilogue if last else NO_EPILOGUE, host, n_blk > 0)
         plan.launch(kernel, tiles * stride, [out, a, b, *(extra if last else ())],
-                    [*scalars, ("i64", p0), ("i64", min(k, p0 + kc)), ("i32", mcb),
+                    [*scalars, *b_sc, ("i64", p0), ("i64", p1), ("i32", mcb),
                      ("i32", ncb)])
 
 
