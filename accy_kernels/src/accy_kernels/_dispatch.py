@@ -13,7 +13,8 @@ from accy.families import Candidate, backend_object, resolve, variant_runs_on
 from accy_kernels._families import FAMILIES
 
 __all__ = ["atomic_feature", "call", "capture_calls", "has_atomic_add", "last_choice",
-           "note_choice", "pick_accumulate", "pick_atomic", "require_atomic_add", "tuned"]
+           "note_choice", "pick_accumulate", "pick_atomic", "pick_device_accumulate",
+           "require_atomic_add", "tuned"]
 
 #: the backend feature an atomic add of each dtype needs (i32 atomics are universal)
 ATOMIC_FEATURES = {"f32": "float_atomics", "f64": "float64_atomics", "i64": "int64_atomics"}
@@ -156,19 +157,35 @@ def pick_atomic(backend: Any, dtype: str, atomic: str = "atomic",
 
 def pick_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
     """Return the default scatter_add/segment_sum variant for ``total`` values into ``size``
-    output elements: ``privatized`` where per-thread private histograms pay off (a
-    host-memory backend with several threads and ``threads x size <= total``; no atomics, no
-    contended cache lines), else ``atomic`` where the backend has atomic add on ``dtype``,
-    else ``privatized`` on a lane device (lavapipe, PoCL: a few CPU threads) whose private
-    copies fit the same rule, else ``sorted``. Measured: ``bench/scatter_add_variants.py``
-    (figures in :mod:`accy_kernels.scatter_add_privatized`)."""
-    from accy_kernels.scatter_add_privatized import worthwhile, worthwhile_without_atomics
+    output elements: ``privatized`` where per-thread private histograms pay off on a
+    host-memory backend (``threads x size <= total``; no atomics, no contended cache lines),
+    else :func:`pick_device_accumulate`. Measured: ``bench/scatter_add_variants.py``."""
+    from accy_kernels.scatter_add_privatized import worthwhile
 
     if worthwhile(backend, size, total):
         return "privatized"
+    return pick_device_accumulate(backend, dtype, size, total)
+
+
+def pick_device_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
+    """The default without the host rule (compiled programs use it: their thread count is
+    the run's, not the compile's). On a lane device (few CPU threads, see
+    :func:`accy_kernels.scatter_add_privatized.lane_device`) whose private copies fit:
+    ``privatized`` when the device has no loop budget (PoCL: 1.2-1.7x faster than its
+    atomics at 65,536-262,144 values) or no atomic add on ``dtype`` (lavapipe f64/i64: ~6x
+    faster than sorted); else ``atomic`` where the backend has atomic add on ``dtype``
+    (lavapipe f32/i32: atomics 1.4x faster than privatized under its loop budget, which
+    costs a separate zero-fill launch), else ``sorted``."""
+    from accy.families import loop_budget
+
+    from accy_kernels.scatter_add_privatized import worthwhile_without_atomics
+
+    lanes = worthwhile_without_atomics(backend, size, total)
+    if lanes and loop_budget(backend) is None:
+        return "privatized"
     if has_atomic_add(backend, dtype):
         return "atomic"
-    return "privatized" if worthwhile_without_atomics(backend, size, total) else "sorted"
+    return "privatized" if lanes else "sorted"
 
 
 def require_atomic_add(family: str, variant: str, dtype: str, backend: Any) -> None:

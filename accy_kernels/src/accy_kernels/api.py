@@ -163,7 +163,8 @@ def scatter_add(dst: Any, indices: Any, values: Any, axis: int = 0, *,
             (``float_atomics`` for f32, ``float64_atomics``, ``int64_atomics``). With the
             variant unset, such a backend runs ``privatized`` on a lane device (lavapipe:
             few CPU threads; one private histogram per thread, when tiles x output <=
-            values: ~6x faster than sorted at 65,536 f64 values), else ``sorted`` (no
+            values: ~6x faster than sorted at 65,536 f64 values; PoCL runs it even with
+            atomics), else ``sorted`` (no
             atomics, deterministic: each target sums its values in index-position order, as
             ``numpy.add.at``).
             ``variant="privatized"`` on a backend with ``max_loop_iterations`` (lavapipe)

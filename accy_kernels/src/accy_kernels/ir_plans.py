@@ -3,12 +3,13 @@
 The kernel stage (:mod:`accy.families.lowering`) calls ``plan_fn(plan, backend, call)`` where
 ``plan`` has :class:`accy.families.Plan`'s ``temp``/``launch`` and ``call`` gives the op's
 attributes, operand and result types and their slots (already in the function's memory
-plan). ``scatter_add``/``segment_sum`` launch the atomic kernel where the backend has atomic
-add on the dtype, else ``privatized`` on a lane device where the private histograms fit (the
-direct calls' default there, :func:`accy_kernels._dispatch.pick_accumulate`), else the
-``sorted`` formulation (stable radix sort of the indices in plan temporaries, then one
-work-item per output summing its run: no atomics, numpy order); a cached variant (tuning)
-is taken where it can run.
+plan). ``scatter_add``/``segment_sum`` take the direct calls' device default
+(:func:`accy_kernels._dispatch.pick_device_accumulate`: ``privatized`` on a lane device where
+the private histograms fit and it has no loop budget or no atomics, else the atomic kernel
+where the backend has atomic add on the dtype, else the ``sorted`` formulation: stable radix
+sort of the indices in plan temporaries, then one work-item per output summing its run, no
+atomics, numpy order); a cached variant (tuning) is taken where it can run. Host programs
+keep atomic (the host rule counts the run's pool threads, not the compile's).
 Kernels are the families' own (same code as the numpy API); nothing reads host data.
 Out-of-range indices (``mode="raise"``) are checked by the executable before launch.
 
@@ -150,10 +151,9 @@ def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total, wg=WG) -> None
 def _accumulate_variant(backend, family: str, dtype: str, idt: str, size: int,
                         total: int) -> tuple[str, str]:
     """The variant of a scatter_add/segment_sum call and its tuning key's shape class: the
-    tuning cache's variant where it runs here, else atomic where the backend has atomic add
-    on ``dtype``, else privatized on a lane device whose private copies fit
-    (:func:`accy_kernels.scatter_add_privatized.worthwhile_without_atomics`), else sorted."""
-    from accy_kernels.scatter_add_privatized import worthwhile_without_atomics
+    tuning cache's variant where it runs here, else the device default
+    (:func:`accy_kernels._dispatch.pick_device_accumulate`)."""
+    from accy_kernels._dispatch import pick_device_accumulate
 
     shape_class = f"n{bucket(total)}-d{bucket(size)}"
     look = getattr(backend, "family_variant", None)
@@ -164,12 +164,7 @@ def _accumulate_variant(backend, family: str, dtype: str, idt: str, size: int,
     if name == "privatized" and not _privatized_fits(backend, size, total):
         name = None
     if name is None:
-        if has_atomic_add(backend, dtype):
-            name = "atomic"
-        elif worthwhile_without_atomics(backend, size, total):
-            name = "privatized"
-        else:
-            name = "sorted"
+        name = pick_device_accumulate(backend, dtype, size, total)
     return name, shape_class
 
 
