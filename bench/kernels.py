@@ -118,6 +118,7 @@ def cases(n: int, be: str, rows: int) -> list[tuple[str, object, object]]:
          lambda: np.bincount(sidx, weights=w, minlength=bins)),
         ("scan f32", lambda: ak.scan(src, backend=be), lambda: np.cumsum(src)),
         ("sort f32", lambda: ak.sort(keys, backend=be), lambda: np.sort(keys)),
+        ("sort i32", lambda: ak.sort(ikeys, backend=be), lambda: np.sort(ikeys)),
         ("argsort f32", lambda: ak.argsort(keys, backend=be),
          lambda: np.argsort(keys, kind="stable")),
         ("argsort i32", lambda: ak.argsort(ikeys, backend=be),
@@ -225,6 +226,8 @@ def table(n: int, be: str, r: int, rows: int, rng: np.random.Generator) -> None:
     row("argsort f32", best(lambda: ak.argsort(keys, backend=be), r),
         best(lambda: np.argsort(keys, kind="stable"), 1), "numpy.argsort(stable)")
     ikeys = rng.integers(-(2**31), 2**31 - 1, n).astype(np.int32)
+    row("sort i32", best(lambda: ak.sort(ikeys, backend=be), r),
+        best(lambda: np.sort(ikeys), r), "numpy.sort")
     row("argsort i32", best(lambda: ak.argsort(ikeys, backend=be), r),
         best(lambda: np.argsort(ikeys, kind="stable"), 1), "numpy.argsort(stable)")
 
