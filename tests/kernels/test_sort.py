@@ -107,8 +107,9 @@ def test_msd_split_matches_lsd(dtype, n, descending):
 
 
 def test_msd_split_chosen_for_spread_keys_only():
-    """The default takes the MSD split for uniformly spread 32-bit keys from MIN_KEYS on,
-    and keeps the LSD sort for keys crowded into few top-digit buckets."""
+    """The default takes the MSD split for 32-bit keys from MIN_KEYS on (spread integers,
+    floats of a few binades), and keeps the LSD sort for keys crowded into one top-digit
+    bucket (a narrow range)."""
     from accy.families import Candidate, backend_object
     from accy_kernels.sort_msd import MIN_KEYS, use_msd
 
@@ -118,5 +119,9 @@ def test_msd_split_chosen_for_spread_keys_only():
     assert use_msd(be, c, spread, "i32", False, "sort")
     assert not use_msd(be, c, spread[:MIN_KEYS - 1], "i32", False, "sort")
     assert not use_msd(be, c, spread, "i32", False, "argsort")
-    assert not use_msd(be, c, rng.random(MIN_KEYS).astype(np.float32), "f32", False, "sort")
+    unit = rng.random(MIN_KEYS).astype(np.float32)
+    assert use_msd(be, c, unit, "f32", False, "sort")
+    narrow = rng.integers(0, 1000, MIN_KEYS).astype(np.int32)
+    assert not use_msd(be, c, narrow, "i32", False, "sort")
     np.testing.assert_array_equal(ak.sort(spread), np.sort(spread))
+    np.testing.assert_array_equal(ak.sort(unit), np.sort(unit))

@@ -53,8 +53,8 @@ def _fam(name, roles, variants, doc):
 _SORT_VARIANT = Variant(
     "radix", f"{P}.sort_msd:run",
     "LSD radix sort, 8-bit digits: per-tile histograms, reduce-then-scan, stable scatter "
-    "(Merrill & Grimshaw 2011); on host backends 11-bit digits, and spread 32-bit keys take "
-    "one MSD split into buckets sorted in cache",
+    "(Merrill & Grimshaw 2011); on host backends 11-bit digits, and 32-bit keys (unless "
+    "crowded) one MSD split into buckets sorted in cache",
     # 32768, not 65536: with the 2 x 256 counter loops a 65536-element tile exceeded
     # lavapipe's 65535 loop iterations per work-item and that candidate always sorted wrongly
     tuple(Candidate(64, ipt) for ipt in (0, 16384, 32768, 4096)),

@@ -320,9 +320,9 @@ def sort(x: Any, descending: bool = False, *, backend: Backend = "cpu",
 
     Passes over memory (host backends, 11-bit digits): 7 for 32-bit keys (one histogram
     read, then 3 scatters each reading and writing the keys; 64-bit keys: 13); minimum 3,
-    which 32-bit keys spread over their range (a sample says so; e.g. uniform integers)
-    take on host backends from 2**20 keys: one MSD split into 2048 buckets, each sorted in
-    cache (:mod:`accy_kernels.sort_msd`).
+    which 32-bit keys take on host backends from 2**20 keys unless a sample finds them
+    crowded into a narrow range: one MSD split into 2048 buckets, each sorted in cache
+    (:mod:`accy_kernels.sort_msd`).
     """
     x, dtype = _sort_input(x, "sort")
     return call("sort", variant, backend, candidate, keys=x, values=None, dtype=dtype,

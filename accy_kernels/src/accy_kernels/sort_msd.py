@@ -18,10 +18,14 @@ read and final write) plus the scratch's write-back; minimum 3. Stability and th
 (NaN last, -0.0 == +0.0 in input order, descending) are the LSD sort's: the same order-key
 transform and stable passes.
 
-Used only where the buckets are small: a strided sample of 4096 keys must put at most
-:data:`MAX_SAMPLE_BUCKET` into any top-11-bit bucket (uniform integers do; floats spread
-over few binades, e.g. ``random()`` in [0, 1), put 12.5 % of the keys into one bucket and
-keep the LSD sort). The candidate option ``msd`` (0/1) forces the choice.
+Used from :data:`MIN_KEYS` keys unless a strided sample of 4096 keys puts more than
+:data:`MAX_SAMPLE_BUCKET` into one top-11-bit bucket (keys of a narrow range, many equal
+keys: their bucket would be one work-item's long out-of-cache sort; they keep the LSD
+sort). Floats in few binades (``random()`` in [0, 1): 12.5 % of the keys per bucket of the
+top binade) still gain: the big buckets sort partly in L2/L3, the small ones in L1, and
+the work-items share the keys, not the buckets (16M f32 keys, CPU time at load ~11:
+253-269 ms against the LSD sort's 366-424; uniform i32: 157-187 against 332-386; numpy
+160-200 on one thread). The candidate option ``msd`` (0/1) forces the choice.
 """
 
 from __future__ import annotations
@@ -54,10 +58,10 @@ MSD_SHIFT = 32 - MSD_BITS
 #: keys from which the MSD split is considered (below, the LSD passes already fit in cache)
 MIN_KEYS = 1 << 20
 SAMPLE = 4096
-#: most sampled keys in one top-digit bucket (16x the uniform 2; uniform keys' fullest
-#: bucket holds ~9): buckets of at most ~0.8 % of the keys (16M keys: 128K, 512 KiB)
-MAX_SAMPLE_BUCKET = 32
-#: work-items of the bucket kernel (each takes 2048 / ITEMS consecutive buckets)
+#: most of the sampled keys in one top-digit bucket (a sixth; uniform keys' fullest
+#: bucket holds ~9 of 4096, ``random()`` floats' ~512)
+MAX_SAMPLE_BUCKET = SAMPLE // 6
+#: work-items of the bucket kernel (each takes consecutive buckets holding ~n / ITEMS keys)
 ITEMS = 64
 _LOW = ((0, 11), (11, 10))  # (shift, bits) of the in-cache passes
 
@@ -98,9 +102,11 @@ def bucket_kernel(dtype: str, descending: bool):
 
     Buffers (keys: u32 readwrite — the MSD scatter's output, sorted in place; tmp: u32
     scratch; counts: i32 scratch, 2048 per work-item; offsets: i32, the MSD scan, read);
-    scalars n, tiles (the MSD pass's), per_item (buckets per work-item), lane_stride,
-    items (i32). Work-item ``w * lane_stride`` takes buckets ``[w * per_item, ...)``;
-    bucket ``d`` is ``[offsets[d * tiles], offsets[(d + 1) * tiles])`` (the last ends at n).
+    scalars n, tiles (the MSD pass's), lane_stride, items (i32). Bucket ``d`` is
+    ``[offsets[d * tiles], offsets[(d + 1) * tiles])`` (the last ends at n); work-item
+    ``w * lane_stride`` takes the buckets that start in ``[w * n / items, (w + 1) * n /
+    items)``, so the work-items (and the pool's threads) share the keys evenly however
+    they fall into buckets (but for one bucket larger than a share).
     """
     radix = 1 << MSD_BITS
     kb = KernelBuilder(f"radix_msd_buckets_{dtype}_{'desc' if descending else 'asc'}",
@@ -110,14 +116,20 @@ def bucket_kernel(dtype: str, descending: bool):
     counts = kb.buffer("counts", "i32", "readwrite")
     offsets = kb.buffer("offsets", "i32", "read")
     n, tiles = kb.scalar("n", "i32"), kb.scalar("tiles", "i32")
-    per_item, stride = kb.scalar("per_item", "i32"), kb.scalar("lane_stride", "i32")
-    items = kb.scalar("items", "i32")
+    stride, items = kb.scalar("lane_stride", "i32"), kb.scalar("items", "i32")
     lane = kb.global_id()
     w = kb.let("w", lane / stride)
     with kb.if_((lane % stride == 0) & (w < items)):
         row = kb.let("row", w * radix)
-        first = kb.let("first", w * per_item)
-        last = kb.let("last", call("min", first + per_item, radix))
+        n64, items64 = n.cast("i64"), items.cast("i64")
+        lo = kb.let("lo", (w.cast("i64") * n64 / items64).cast("i32"))
+        hi = kb.let("hi", ((w.cast("i64") + 1) * n64 / items64).cast("i32"))
+        first = kb.let("first", kb.const(0, "i32"))
+        last = kb.let("last", kb.const(0, "i32"))
+        with kb.for_("d0", 0, radix) as d0:  # bucket starts are non-decreasing
+            s0 = kb.let("s0", offsets[d0 * tiles])
+            kb.assign(first, first + where(s0 < lo, 1, 0))
+            kb.assign(last, last + where(s0 < hi, 1, 0))
         with kb.for_("d", first, last) as d:
             start = kb.let("start", offsets[d * tiles])
             nxt = kb.let("nxt", call("min", (d + 1) * tiles, radix * tiles - 1))
@@ -174,8 +186,7 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
     lanes = ceil_div(16384 * threads, ITEMS)  # every pool thread gets its work-items
     plan.launch(bucket_kernel(dtype, descending), ceil_div(ITEMS * lanes, WORKGROUP),
                 [out, tmp, counts, offsets],
-                [("i32", n), ("i32", tiles), ("i32", radix // ITEMS), ("i32", lanes),
-                 ("i32", ITEMS)])
+                [("i32", n), ("i32", tiles), ("i32", lanes), ("i32", ITEMS)])
     try:
         (result,) = plan.run(backend)
     finally:
