@@ -7,7 +7,11 @@ the median time per:
 
 - **call**: ``exe(x, y)`` (prepare + submit + wait + read + close);
 - **resubmit**: ``inv.submit().wait()`` on one prepared invocation (no binding, no upload);
-- **pair**: two prepared invocations, ``submit``, ``submit``, ``wait``, ``wait`` (per pair).
+- **pair**: two prepared invocations, ``submit``, ``submit``, ``wait``, ``wait`` (per pair);
+- on a backend listing ``streams`` (OpenCL, CUDA; the program's two kernels are independent,
+  so its stream plan has two streams): **resubmit** again on the same program compiled
+  apart with ``max_streams = 1``, alternating with the streamed one, best median of three
+  rounds each (``streams`` vs ``1 stream``).
 
 The machine load (``os.getloadavg``) is printed with the figures: they are noisy on a
 shared machine. Runs on the code importable as ``accy`` (set ``PYTHONPATH`` to another
@@ -71,10 +75,24 @@ def main() -> None:
             hb.wait()
 
         rows.append(("pair", _median_us(pair, args.calls)))
+        plan = exe._stream_plan()
+        if plan is not None and plan.count > 1:
+            one = accy.compile(accy.parse_module(PROGRAM.format(n=args.n)),
+                               backend=args.backend, use_cache=False)
+            one.max_streams = 1
+            inv1 = one.prepare(x, y)
+            best = {"streams": float("inf"), "1 stream": float("inf")}
+            for _ in range(3):  # alternate: a loaded machine drifts
+                best["streams"] = min(best["streams"],
+                                      _median_us(lambda: inv.submit().wait(), args.calls))
+                best["1 stream"] = min(best["1 stream"],
+                                       _median_us(lambda: inv1.submit().wait(), args.calls))
+            rows.append((f"resubmit, {plan.count} streams", best["streams"]))
+            rows.append(("resubmit, 1 stream", best["1 stream"]))
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"backend {args.backend}, n={args.n}, {args.calls} calls, load average {load}")
     for name, us in rows:
-        print(f"{name:10s} {us:9.1f} us")
+        print(f"{name:22s} {us:9.1f} us")
 
 
 if __name__ == "__main__":
