@@ -42,7 +42,10 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+from accy.families.runner import _CAPTURE
 from accy.runtime.fast_call import _address
+
+from accy_kernels._dispatch import _LAST
 
 __all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
 
@@ -199,10 +202,6 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
     """Return ``A @ x`` through the prepared launch, or None when the call must take the
     ordinary path (see the module docstring). ``free``: the format was left unset, so a
     tuning-cache winner of another format takes precedence."""
-    from accy.families.runner import _CAPTURE
-
-    from accy_kernels._dispatch import _LAST
-
     if type(x) is not np.ndarray or getattr(_LAST, "capture", None) is not None \
             or _CAPTURE.get() is not None:
         return None
