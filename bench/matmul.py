@@ -51,18 +51,27 @@ def _timed(fn, repeat: int) -> float:
 
 def _timed_pair(f, g, repeat: int) -> tuple[float, float]:
     """Best-of-``repeat`` seconds of ``f`` and of ``g``, run alternately so that both see the
-    same load on a shared machine (ratios stay comparable when absolute times do not)."""
+    same load on a shared machine (ratios stay comparable when absolute times do not). The
+    best process CPU seconds of each call (all threads) go to :data:`CPU_TIMES`: on a
+    loaded machine, where a woken worker thread waits for a core, their ratio is the
+    steadier figure (it compares the work done, not the parallel speed-up)."""
     f()
     g()
-    bf = bg = float("inf")
+    bf = bg = cf = cg = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         f()
-        t1 = time.perf_counter()
+        c1, t1 = time.process_time(), time.perf_counter()
         g()
-        t2 = time.perf_counter()
+        c2, t2 = time.process_time(), time.perf_counter()
         bf, bg = min(bf, t1 - t0), min(bg, t2 - t1)
+        cf, cg = min(cf, c1 - c0), min(cg, c2 - c1)
+    CPU_TIMES[:] = [cf, cg]
     return bf, bg
+
+
+#: best CPU seconds (accy, numpy) of the last :func:`_timed_pair`
+CPU_TIMES: list[float] = [float("nan"), float("nan")]
 
 
 def _peak_gflops(threads: int, dtype) -> tuple[float, str]:
@@ -125,8 +134,10 @@ def _compile(fn, args, backend="cpu"):
 def _row(name, flops, t_accy, t_np, peak, extra=""):
     gf = flops / t_accy / 1e9
     gn = flops / t_np / 1e9 if t_np else float("nan")
+    ca, cn = CPU_TIMES
     print(f"{name:<28} accy {t_accy * 1e3:9.2f} ms {gf:7.1f} GF/s ({100 * gf / peak:4.1f}% peak)"
-          f" | numpy {t_np * 1e3:9.2f} ms {gn:7.1f} GF/s | accy/numpy {gf / gn:5.2f}{extra}")
+          f" | numpy {t_np * 1e3:9.2f} ms {gn:7.1f} GF/s | accy/numpy {gf / gn:5.2f}"
+          f" | cpu ms {ca * 1e3:.2f} / {cn * 1e3:.2f} = {cn / ca:5.2f}{extra}")
 
 
 def _softmax(s):
@@ -193,7 +204,8 @@ def run_cpu(repeat: int, big: bool, threads: int) -> None:
     print(f"{'matvec 4096x4096@4096':<28} accy {t_accy * 1e3:9.2f} ms {ga:6.1f} GB/s "
           f"({100 * ga / bw:4.0f}% of streaming read {bw:.1f} GB/s) | numpy "
           f"{t_np * 1e3:9.2f} ms "
-          f"{gn:6.1f} GB/s | accy/numpy {t_np / t_accy:5.2f}")
+          f"{gn:6.1f} GB/s | accy/numpy {t_np / t_accy:5.2f} | cpu ms {CPU_TIMES[0] * 1e3:.2f}"
+          f" / {CPU_TIMES[1] * 1e3:.2f}")
     print(f"bandwidth: {how}")
     print("peak f32:", _peak_gflops(threads, np.float32)[1])
     _numba(repeat, threads)
