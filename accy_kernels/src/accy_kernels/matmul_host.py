@@ -32,11 +32,20 @@ def host_threads(backend) -> int:
 
 def spread(backend, tiles: int, workgroup_size: int) -> int:
     """Stride between the work-groups that compute tiles: on host-memory backends a launch
-    of at least 65536 work-items, so the thread pool splits it (idle groups return at once;
-    as :func:`accy.families.tile_geometry` does for work-items); 1 elsewhere."""
+    of enough work-items for the thread pool to give every thread a part (its
+    ``min_items_per_thread`` times :func:`host_threads`, 16384 per thread where the pool does
+    not say; idle groups return at once, as :func:`accy.families.tile_geometry` does for
+    work-items); 1 elsewhere and on one thread. Each idle group still costs its guard (an
+    integer division): the former fixed 65536 work-items gave a 256^2 f32 product 12 groups
+    per tile on 2 threads, 6 now."""
     if not host_like(backend) or tiles <= 0:
         return 1
-    return max(1, ceil_div(65536, tiles * workgroup_size))
+    threads = host_threads(backend)
+    if threads <= 1:
+        return 1
+    per = getattr(getattr(backend, "pool", None), "min_items_per_thread", 16384)
+    per = per if isinstance(per, int) and per > 0 else 16384
+    return max(1, ceil_div(threads * per, tiles * workgroup_size))
 
 
 def active(kb: KernelBuilder, cond, guard: bool):
