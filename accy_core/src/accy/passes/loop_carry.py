@@ -6,7 +6,9 @@ launches and hands each iteration's results to the next one
 as its parameters (double-buffered), so:
 
 - a ``loop.for`` body computes its next induction variable itself: ``iv + step`` becomes a
-  trailing result (function attribute ``iv_carried``), and no iteration needs the host;
+  trailing result (function attribute ``iv_carried``), and no iteration needs the host; a
+  body that never reads its induction variable (a time-stepping loop) gets no such result,
+  so no launch per iteration computes a value nothing reads;
 - every carried result is a fresh buffer written by the body: a body that returns one of
   its parameters or a constant gets an explicit copy (a ``tensor.reshape`` to the same
   shape, which fusion turns into a copy kernel).
@@ -41,6 +43,8 @@ def _copy_returns(fn: Function) -> None:
 
 
 def _carry_iv(fn: Function, step: int) -> None:
+    if not fn.params[0].users:
+        return  # nothing reads the induction variable: no iv + step launch per iteration
     term = fn.body.terminator
     c = Operation("tensor.constant", [], [IV_TYPE], {"value": np.asarray(step, np.int32)})
     add = Operation("arith.add", [fn.params[0], c.results[0]], [IV_TYPE])

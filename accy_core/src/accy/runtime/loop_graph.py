@@ -145,8 +145,9 @@ def absorb_loop(g: Any, module: Any, op: Any, before: int, build: Any) -> LoopNo
     if op.name == "loop.for":
         iv = _const_slot(g, np.asarray(op.attrs["lower"], np.int32))
         bind = ((params[0], iv),) + tuple(zip(params[1:], ins, strict=True))
-        carry = ((params[0], results[n]),) + tuple(zip(params[1:n + 1], results[:n],
-                                                       strict=True))
+        # a body that never reads its induction variable does not compute the next one
+        iv_carry = ((params[0], results[n]),) if body_fn.attrs.get("iv_carried") else ()
+        carry = iv_carry + tuple(zip(params[1:n + 1], results[:n], strict=True))
         carried_params = params[1:n + 1]
         step = op.attrs.get("step", 1)
         trips = max(0, math.ceil((op.attrs["upper"] - op.attrs["lower"]) / step))
