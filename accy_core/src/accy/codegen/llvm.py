@@ -213,7 +213,7 @@ def _cpu_functions(
     em.label("wg.body")
     em.emit("%wg = phi i32 [%wg_begin, %wg.pre], [%wg.next, %wg.latch]")
     em.emit(f"%wg.base = mul nsw i32 %wg, {ws}")
-    _cpu_nodes(em, nodes)
+    _cpu_nodes(em, nodes, top=True)
     em.emit("br label %wg.latch")
     em.label("wg.latch")
     em.emit("%wg.next = add nsw i32 %wg, 1")
@@ -258,10 +258,10 @@ def _cpu_functions(
     return [*body, "", *wrapper], em.declarations
 
 
-def _cpu_nodes(em: FunctionEmitter, nodes: list[Node]) -> None:
+def _cpu_nodes(em: FunctionEmitter, nodes: list[Node], top: bool = False) -> None:
     for node in nodes:
         if isinstance(node, Region):
-            _cpu_region(em, node)
+            _cpu_region(em, node, whole=top and len(nodes) == 1)
         elif isinstance(node, GroupFor):
             em.for_loop(node.stmt, lambda n=node: _cpu_nodes(em, n.body))
         else:
@@ -272,22 +272,54 @@ def _cpu_nodes(em: FunctionEmitter, nodes: list[Node]) -> None:
             )
 
 
-def _cpu_region(em: FunctionEmitter, region: Region) -> None:
+def _item_guard(stmts: tuple[ir.Stmt, ...]) -> tuple[int, tuple[ir.Stmt, ...]] | None:
+    """``(n, statements without the guard)`` of a region that is ``let g = global_id;
+    if (g < n) {...}`` (the map kernels' tail guard), else None."""
+    if len(stmts) != 2 or not isinstance(stmts[0], ir.Let) or not isinstance(stmts[1], ir.If):
+        return None
+    let, guard = stmts
+    c = guard.cond
+    if (not isinstance(let.value, ir.ThreadId) or let.value.kind != "global" or guard.orelse
+            or not isinstance(c, ir.Binary) or c.op != "lt" or not isinstance(c.a, ir.Var)
+            or c.a.name != let.name or not isinstance(c.b, ir.Const)
+            or isinstance(c.b.value, bool) or not isinstance(c.b.value, int)):
+        return None
+    return c.b.value, (let, *guard.then)
+
+
+def _cpu_region(em: FunctionEmitter, region: Region, whole: bool = False) -> None:
+    """One local-id loop over the region. A map kernel's tail guard ``gid < n`` becomes the
+    loop's bound (``min(ws, n - wg.base)``) instead of a branch in its body, which kept the
+    loop from being vectorized whenever ``n`` is not a multiple of the work-group size. Only
+    for a region that is the ``whole`` kernel: a barrier kernel's later regions read per-item
+    values every work-item of the group computed."""
     ws = em.kernel.workgroup_size
+    stmts = region.stmts
+    guard = _item_guard(stmts) if whole else None
+    bound = str(ws)
+    if guard is not None:
+        stmts = guard[1]
+        rest = em.value(f"sub nsw i32 {guard[0]}, %wg.base")
+        bound = em.value(f"call i32 @llvm.smin.i32(i32 {rest}, i32 {ws})")
+        em.declare("llvm.smin.i32", "i32", ["i32", "i32"])
     pre = em.branch_to_new_block("lid.pre")
     body, latch, end = em.fresh("lid.body"), em.fresh("lid.latch"), em.fresh("lid.end")
     lid = "%" + em.fresh("lid")
-    em.emit(f"br label %{body}")
+    if guard is not None:
+        any_item = em.value(f"icmp sgt i32 {bound}, 0")
+        em.emit(f"br i1 {any_item}, label %{body}, label %{end}")
+    else:
+        em.emit(f"br label %{body}")
     em.label(body)
     em.emit(f"{lid} = phi i32 [0, %{pre}], [{lid}.next, %{latch}]")
     gid = em.value(f"add nsw i32 %wg.base, {lid}")
     em.thread_ids.update(local=lid, **{"global": gid})
     em.local_id = lid
-    em.block(region.stmts)
+    em.block(stmts)
     em.emit(f"br label %{latch}")
     em.label(latch)
     em.emit(f"{lid}.next = add nuw nsw i32 {lid}, 1")
-    em.emit(f"{lid}.more = icmp ult i32 {lid}.next, {ws}")
+    em.emit(f"{lid}.more = icmp slt i32 {lid}.next, {bound}")
     em.emit(f"br i1 {lid}.more, label %{body}, label %{end}")
     em.label(end)
     em.local_id = "0"
