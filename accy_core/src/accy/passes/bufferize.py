@@ -18,9 +18,11 @@ region, has the output's type (same shape and element type: the kernel reads and
 one buffer with one type) and is read only at the output's own index (every path from the
 input to the ``dispatch.yield`` runs through shape-preserving elementwise ops only; a
 transpose, reshape, broadcast, slice or pad on the way reads other elements) writes its
-output in place. A ``library`` or ``contract`` region (kernel-family call) also gets
-``scratch_slots``: the temporaries its family plan asks for, taken from the free slots and
-released right after it.
+output in place. A loop body's ``in_place_results`` (:mod:`accy.passes.loop_in_place`)
+take the slots of their ``in_place_params`` (with the window updates leading to them), and
+each region writing one reads its base in place. A ``library`` or ``contract`` region
+(kernel-family call) also gets ``scratch_slots``: the temporaries its family plan asks
+for, taken from the free slots and released right after it.
 A ``loop.*`` op records ``in_slots`` and ``out_slots`` (its results' own slots); its body
 functions are planned as functions of their own.
 """
@@ -35,6 +37,7 @@ from accy.ir.core import Function
 from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.ir.ops.loop import LOOP_OPS
 from accy.passes.base import Pass, PassContext
+from accy.passes.loop_in_place import in_place_chain
 
 __all__ = ["SLOT_ALIGN", "BufferizePass", "plan_function", "slot_size"]
 
@@ -103,9 +106,15 @@ def plan_function(
     for p in fn.params:
         slot_of[p] = slots.new(p.type.nbytes)
     returned = fn.returns
+    for r, p in zip(fn.attrs.get("in_place_results", ()), fn.attrs.get("in_place_params", ()),
+                    strict=True):  # a loop body's carried result written over its parameter
+        chain = in_place_chain(fn, r, p)
+        for v in chain or ():
+            slot_of[v] = slot_of[fn.params[p]]
     for v in dict.fromkeys(returned):
         op = v.defining_op
-        if op is not None and (op.name == "dispatch.region" or op.name in LOOP_OPS):
+        if v not in slot_of and op is not None and (op.name == "dispatch.region"
+                                                    or op.name in LOOP_OPS):
             slot_of[v] = slots.new(v.type.nbytes)
     last = _last_uses(fn)
     for i, op in enumerate(fn.body.ops):
@@ -159,6 +168,8 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
         if out not in slot_of:
             slot_of[out] = (slots.take_temp(out.type.nbytes) if reuse
                             else slots.new(slot_size(out.type.nbytes)))
+    elif op.attrs.get("kind") == "map":  # given its parameter's slot (in_place_results)
+        chosen = tuple(j for j, w in enumerate(op.operands) if slot_of.get(w) == slot_of[out])
     op.attrs["out_slots"] = (slot_of[out],)
     op.attrs["in_place"] = chosen
     if op.attrs.get("kind") in FAMILY_KINDS:
@@ -171,7 +182,8 @@ def _plan_region(op, i, slots, slot_of, last, returned, reuse, in_place, target=
             slots.free.extend(scratch)
     if reuse:
         for v in dying:
-            slots.free.append(slot_of[v])
+            if slot_of[v] != slot_of[out]:  # a window update's base lives on in its output
+                slots.free.append(slot_of[v])
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ClassVar
 
 from accy.errors import VerifyError
@@ -71,6 +72,7 @@ from accy.passes.kernel_exprs import (
 )
 from accy.passes.loop_budget import fit_loop_budget
 from accy.passes.reduce_lanes import column_width, emit_lanes, lanes_view
+from accy.passes.windows import emit_window, find_window
 from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 
 __all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
@@ -367,9 +369,12 @@ def candidates_for(region: Operation, profile: Any = None) -> list[LaunchCandida
                              element_bytes=out.type.dtype.itemsize, lanes_width=width)
 
 
-def outline_region(region: Operation, name: str,
-                   candidate: LaunchCandidate | None = None) -> tuple[Kernel, int]:
+def outline_region(region: Operation, name: str, candidate: LaunchCandidate | None = None,
+                   host: bool = False) -> tuple[Kernel, int]:
     """Kernel IR for one region and the number of work-groups to launch.
+
+    A window update written in place (:mod:`accy.passes.windows`) visits only its box, on a
+    ``host`` (CPU) target one row per work-item, whatever the candidate.
 
     ``candidate`` picks the launch (work-group size, items per thread, variant); None is the
     default (:func:`accy.tuning.default_candidate`). A ``tree`` or ``lanes`` candidate on a
@@ -397,6 +402,8 @@ def outline_region(region: Operation, name: str,
         if cand.variant == "map" or (cand.variant == "lanes" and lanes_view(root) is None):
             cand = default_candidate(*region_extents(region))
         body, ws, groups, shared = _emit_reduce(em, out, cand)
+    elif (win := find_window(region)) is not None and win.base in em.in_place:
+        body, ws, groups = emit_window(em, win, out, rows=host)
     else:
         if cand.variant != "map":
             cand = default_candidate("map", out.type.num_elements)
@@ -438,9 +445,10 @@ class OutlineKernelsPass(Pass):
                 k += 1
                 cands = candidates_for(op, ctx.target_profile)
                 default = cands[0] if cands else None
-                kernel, groups = outline_region(op, name, default)
+                outline = partial(outline_region, host=_is_host(ctx.target_profile))
+                kernel, groups = outline(op, name, default)
                 kernel, groups, cands = fit_loop_budget(op, name, kernel, groups, cands,
-                                                        ctx.target_profile, outline_region)
+                                                        ctx.target_profile, outline)
                 if cands and cands[0] != default:
                     op.attrs.update(candidate=cands[0].label(), candidate_source="loop-budget")
                 op.attrs["candidates"] = ",".join(c.label() for c in cands)
@@ -448,12 +456,17 @@ class OutlineKernelsPass(Pass):
                 if picked is not None and not _allowed(picked[0], cands, ctx.target_profile):
                     picked = None  # a cached or explicit choice the loop budget rules out
                 if picked is not None and picked[0] != cands[0]:
-                    kernel, groups = outline_region(op, name, picked[0])
+                    kernel, groups = outline(op, name, picked[0])
                     op.attrs.update(candidate=picked[0].label(), candidate_source=picked[1])
                 kernels[name] = kernel
                 op.attrs.update(kernel=name, workgroup_size=kernel.workgroup_size, groups=groups)
         module.attrs["kernels"] = kernels
         return True
+
+
+def _is_host(profile: Any) -> bool:
+    """Whether kernels run on host cores (the CPU backend's ``host_memory`` feature)."""
+    return profile is not None and "host_memory" in profile.features
 
 
 def _allowed(candidate: LaunchCandidate, cands: list[LaunchCandidate], profile: Any) -> bool:

@@ -42,6 +42,7 @@ _BUILTIN: dict[str, str] = {
     "indexing-lowering": "accy.passes.indexing_lowering:IndexingLoweringPass",
     "loop-carry": "accy.passes.loop_carry:LoopCarryPass",
     "fusion": "accy.passes.fusion:FusionPass",
+    "loop-in-place": "accy.passes.loop_in_place:LoopInPlacePass",
     "bufferize": "accy.passes.bufferize:BufferizePass",
     "outline-kernels": "accy.passes.outline_kernels:OutlineKernelsPass",
     "legalize": "accy.passes.legalize:LegalizePass",

@@ -6,7 +6,7 @@ stage      pipeline
 contract   verify, canonicalize, constant-fold, cse, dce
 tensor     lower activations, einsum (contraction paths), reductions, indexing; clean up
 dispatch   loop bodies prepared for the launch graph; few-output reductions split (host
-           targets); fusion into ``dispatch.region``
+           targets); fusion into ``dispatch.region``; carried window updates in place
 memory     bufferization into slots
 kernel     outlining each region into a kernel-IR function
 target     legalization against the backend's target profile
@@ -38,7 +38,7 @@ STAGE_PIPELINES: dict[str, str] = {
     "contract": "verify,canonicalize,constant-fold,cse,dce",
     "tensor": "activation-lowering,einsum-lowering{strategy=greedy},reduction-lowering,"
     "indexing-lowering{kernel-library=enabled},canonicalize,cse,dce",
-    "dispatch": "loop-carry,reduction-split,fusion",
+    "dispatch": "loop-carry,reduction-split,fusion,loop-in-place",
     "memory": "bufferize",
     "kernel": "outline-kernels",
     "target": "legalize",

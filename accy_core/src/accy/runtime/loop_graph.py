@@ -9,6 +9,9 @@ body function, merged into the enclosing graph's slots (one slot space per execu
 - ``carry``: after each iteration, each carried parameter slot takes the buffer its result
   slot was written to, and the result slot takes the other of its two buffers (double
   buffering: a body never writes its parameters, so nothing is copied between iterations);
+  a result the body writes over its parameter (``in_place_results``,
+  :mod:`accy.passes.loop_in_place`) has the parameter's slot and no carry pair: that slot
+  keeps the operand's buffer (a copy the enclosing function made for the loop) throughout;
 - ``finals``: copy launches from the carried parameter slots into the loop's result slots;
 - ``trips``: the fixed trip count of ``loop.for``; the host launches the body ``trips``
   times without reading anything back (the next induction variable is computed on the
@@ -161,6 +164,7 @@ def absorb_loop(g: Any, module: Any, op: Any, before: int, build: Any) -> LoopNo
         cond, cbase = absorb(g, cond_g, f"@{cond_fn.name}")
         cond_bind = tuple((s + cbase, p) for s, p in zip(cond_g.param_slots, params, strict=True))
         cond_slot, trips = cond_g.result_slots[0] + cbase, None
+    carry = tuple((p, r) for p, r in carry if p != r)  # in place: one buffer all along
     finals = tuple(copy_launch(g, r.type.dtype, r.type.num_elements, dst, src)
                    for r, dst, src in zip(op.results, outs, carried_params, strict=True))
     return LoopNode(before, body, bind, carry, finals, trips, cond, cond_bind, cond_slot,

@@ -1,0 +1,117 @@
+"""Kernels inside loop bodies (issue 11): carried window updates written in place, no
+induction-variable launch for bodies that never read it, each result equal to numpy."""
+
+from __future__ import annotations
+
+import accy
+import numpy as np
+from accy import lax
+from accy.kernel.printer import kernel_to_text
+
+
+def _body(exe):
+    """The loop body function of a compiled one-loop program (after the last stage)."""
+    (loop,) = [op for op in exe.module.functions[0].body.ops if op.name == "loop.for"]
+    return exe.module.function(loop.attrs["body"])
+
+
+def _body_kernels(exe) -> list[str]:
+    (node,) = exe.graph.loops
+    return [kernel_to_text(exe.graph.kernels[ln.kernel]) for ln in node.body.launches]
+
+
+def _jacobi(a, b):
+    def step(t, c):
+        a, b = c
+        b = b.at[1:-1, 1:-1].set(0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]))
+        a = a.at[1:-1, 1:-1].set(0.25 * (b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:]))
+        return a, b
+    return lax.fori_loop(0, 3, step, (a, b))
+
+
+def _jacobi_np(a, b):
+    a, b = a.copy(), b.copy()
+    for _ in range(3):
+        b[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+        a[1:-1, 1:-1] = 0.25 * (b[:-2, 1:-1] + b[2:, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:])
+    return a, b
+
+
+def test_stencil_updates_carried_buffers_in_place_and_visits_only_the_window():
+    rng = np.random.default_rng(0)
+    a, b = (rng.random((9, 11), dtype=np.float32) for _ in range(2))
+    keep = a.copy(), b.copy()
+    f = accy.jit(_jacobi)
+    exe = f.compile(a, b)
+    body = _body(exe)
+    assert body.attrs["in_place_results"] == (0, 1) and body.attrs["in_place_params"] == (1, 2)
+    assert list(body.attrs["result_slots"]) == list(body.attrs["param_slots"][1:])
+    assert not body.attrs.get("iv_carried")  # t is never read: no iv + 1 launch
+    (node,) = exe.graph.loops
+    assert node.launch_count() == 2 and node.carry == ()
+    for text in _body_kernels(exe):
+        assert "out0: f32* readwrite" in text
+        assert "for j" in text.replace("for (j", "for j")  # one row per work-item on CPU
+        assert "rem(" not in text  # no div/mod per element: the window row is contiguous
+    got = f(a, b)
+    for g, w in zip(got, _jacobi_np(a, b), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    np.testing.assert_array_equal(a, keep[0])  # the caller's arrays are copied, not written
+    np.testing.assert_array_equal(b, keep[1])
+
+
+def test_update_reading_neighbours_of_its_own_base_is_not_in_place():
+    """``x[1:-1] = x[:-2] + x[2:]`` reads elements other work-items write: double-buffered."""
+    def f(x):
+        return lax.fori_loop(0, 4, lambda t, x: x.at[1:-1].set(0.5 * (x[:-2] + x[2:])), x)
+    x = np.arange(12, dtype=np.float32)
+    exe = accy.jit(f).compile(x)
+    assert "in_place_results" not in _body(exe).attrs
+    want = x.copy()
+    for _ in range(4):
+        want[1:-1] = 0.5 * (want[:-2] + want[2:])
+    np.testing.assert_allclose(accy.jit(f)(x), want)
+
+
+def test_old_value_read_after_the_update_keeps_it_out_of_place():
+    def f(x, y):
+        def step(t, c):
+            x, y = c
+            x2 = x.at[2:5].set(y[2:5] * 2.0)
+            return x2, y + x  # reads the old x after the update
+        return lax.fori_loop(0, 3, step, (x, y))
+    x, y = np.ones(8, np.float32), np.arange(8, dtype=np.float32)
+    exe = accy.jit(f).compile(x, y)
+    assert "in_place_results" not in _body(exe).attrs
+    wx, wy = x.copy(), y.copy()
+    for _ in range(3):
+        nx = wx.copy()
+        nx[2:5] = wy[2:5] * 2.0
+        wx, wy = nx, wy + wx
+    for g, w in zip(accy.jit(f)(x, y), (wx, wy), strict=True):
+        np.testing.assert_allclose(g, w)
+
+
+def test_chained_row_updates_with_the_induction_variable():
+    """fdtd-2d's ``ey[0, :] = fict[t]; ey[1:, :] -= ...``: two updates, one buffer."""
+    def f(ey, hz, fict):
+        def step(t, c):
+            ey, hz = c
+            ey = ey.at[0, :].set(fict[t])
+            ey = ey.at[1:, :].set(ey[1:, :] - 0.5 * (hz[1:, :] - hz[:-1, :]))
+            hz = hz.at[:-1, :-1].set(hz[:-1, :-1] - 0.7 * (ey[1:, :-1] - ey[:-1, :-1]))
+            return ey, hz
+        return lax.fori_loop(0, fict.shape[0], step, (ey, hz))
+    rng = np.random.default_rng(1)
+    ey, hz = (rng.random((6, 7), dtype=np.float32) for _ in range(2))
+    fict = np.arange(4, dtype=np.float32)
+    exe = accy.jit(f).compile(ey, hz, fict)
+    body = _body(exe)
+    assert body.attrs["in_place_results"] == (0, 1) and body.attrs.get("iv_carried")
+    wey, whz = ey.copy(), hz.copy()
+    for t in range(4):
+        wey[0, :] = fict[t]
+        wey[1:, :] = wey[1:, :] - 0.5 * (whz[1:, :] - whz[:-1, :])
+        whz[:-1, :-1] = whz[:-1, :-1] - 0.7 * (wey[1:, :-1] - wey[:-1, :-1])
+    for g, w in zip(accy.jit(f)(ey, hz, fict), (wey, whz), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
