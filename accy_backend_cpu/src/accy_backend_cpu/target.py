@@ -120,7 +120,11 @@ class CpuTarget(BaseTarget):
             opt_level=self.opt_level,
             outputs=outputs,
             reloc="pic",
-            code_model="jitdefault",
+            # small, not jitdefault (large): a large-model object reads its constant pools
+            # through _GLOBAL_OFFSET_TABLE_ (GOTOFF64), which MCJIT resolves wrongly for all but
+            # the first of a split program's objects in one engine — vector constants read
+            # from the wrong place (argsort gave wrong indices, lu segfaulted)
+            code_model="small",
         )
 
 

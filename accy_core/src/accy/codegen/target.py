@@ -52,7 +52,7 @@ __all__ = [
 #: bumped when the shared generator emits different code for the same kernel (e.g. the
 #: float → int lowering); backends put it into their target fingerprints, so artifacts an
 #: older generator cached on disk are not reused
-GENERATOR_REVISION = "2"
+GENERATOR_REVISION = "3"
 
 #: kernel-IR unary ops lowered to ``llvm.<op>.<f32|f64>`` intrinsics by default
 LLVM_MATH_UNARY = frozenset(
