@@ -160,3 +160,18 @@ def test_compiled_scatter_add_without_atomics_privatizes_on_a_lane_device():
     vals = rng.standard_normal(4096)
     np.testing.assert_allclose(exe(np.ones(256), idx, vals)[0],
                                1 + np.bincount(idx, vals, 256), rtol=1e-9, atol=1e-9)
+
+
+def test_an_explicit_launch_choice_wins_over_the_cached_winner():
+    from accy.errors import InputError
+
+    m = _scatter(64)
+    _store(_device(), "scatter", "scatter.last_write", "f32+i32", "n6-d6", "wg64-ipt1")
+    exe = accy.compile(m, "cpu", launch={"scatter.last_write": "wg128-ipt1"})
+    sizes = {n.rsplit("_wg", 1)[1] for n, _ in _launches(exe) if n.startswith("scatter_")}
+    assert sizes == {"128"}
+    tile = "wg64-ipt1-bk=8-rm=8-rn=8-tx=8-ty=8"
+    mm = accy.compile(_matmul(32), "cpu", launch={"matmul.tiled": tile})
+    assert any(n.startswith("matmul_tiled_f32_64x64x8") for n, _ in _launches(mm))
+    with pytest.raises(InputError, match="not one of its candidates"):
+        accy.compile(m, "cpu", launch={"scatter.last_write": "wg7-ipt1"})

@@ -37,7 +37,7 @@ from accy.families import Candidate, Slot, tile_geometry
 from accy.kernel import KernelBuilder, where
 
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
-from accy_kernels._dispatch import has_atomic_add
+from accy_kernels._dispatch import has_atomic_add, require_atomic_add
 from accy_kernels.gather_direct import gather_kernel
 from accy_kernels.random import squares
 from accy_kernels.random.generators import items_per_request, stream_kernel
@@ -159,6 +159,11 @@ def _accumulate_variant(backend, family: str, dtype: str, idt: str, size: int,
     look = getattr(backend, "family_variant", None)
     var = look(family, f"{dtype}+{idt}", shape_class) if look is not None else None
     name = var.name if var is not None else None
+    explicit = getattr(backend, "explicit_choice", lambda f: None)(family)
+    if explicit is not None:  # asked for: refused where it cannot run
+        if name == "atomic":
+            require_atomic_add(family, name, dtype, backend)
+        return name, shape_class
     if name == "atomic" and not has_atomic_add(backend, dtype):
         name = None
     if name == "privatized" and not _privatized_fits(backend, size, total):

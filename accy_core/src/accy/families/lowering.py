@@ -43,17 +43,44 @@ class TargetBackend:
     family choices (:meth:`family_variant`, :meth:`family_candidate`)."""
 
     def __init__(self, profile: Any = None, name: str | None = None,
-                 choices: Any = None) -> None:
+                 choices: Any = None, explicit: dict[str, str] | None = None) -> None:
         self.profile = profile
         self.name = name or (profile.backend if profile is not None else "any")
         self.choices = choices
+        self.explicit = dict(explicit or {})  # "family.variant" → candidate label
+
+    def explicit_choice(self, family: str) -> tuple[Any, Any] | None:
+        """The ``(variant, candidate)`` an explicit ``launch={"family.variant": label}``
+        names for ``family``, or None.
+
+        Raises:
+            InputError: the variant or the label is not one of the family's.
+        """
+        from accy.errors import InputError
+        from accy.families.registry import get_family
+
+        key = next((k for k in self.explicit if k.split(".", 1)[0] == family), None)
+        if key is None:
+            return None
+        fam = get_family(family)
+        var = fam.variant(key.split(".", 1)[1])
+        label = str(self.explicit[key])
+        cand = next((c for c in var.candidates if c.label() == label), None)
+        if cand is None:
+            raise InputError(f"launch choice {key!r}: {label!r} is not one of its candidates "
+                             f"({', '.join(c.label() for c in var.candidates)})")
+        return var, cand
 
     def family_candidate(self, family: str, variant: str, dtypes: str,
                          shape_class: str) -> Any:
         """The cached :class:`accy.families.Candidate` of ``family.variant`` for this
         target's device and the tuning key (``dtypes``, ``shape_class``), or None (no
         tuning, no entry). ``choices`` is the :class:`accy.tuning.families.FamilyChoices`
-        snapshot the compile took, so both plan builds see the same choice."""
+        snapshot the compile took, so both plan builds see the same choice. An explicit
+        ``launch={"family.variant": label}`` of the compile wins (for that variant)."""
+        chosen = self.explicit_choice(family)
+        if chosen is not None and chosen[0].name == variant:
+            return chosen[1]
         if not self.choices:
             return None
         from accy.families.registry import get_family
@@ -63,7 +90,11 @@ class TargetBackend:
 
     def family_variant(self, family: str, dtypes: str, shape_class: str) -> Any:
         """The cached :class:`accy.families.Variant` of ``family`` for this target's device
-        and the tuning key, or None (no tuning, no entry, or the target cannot run it)."""
+        and the tuning key, or None (no tuning, no entry, or the target cannot run it); the
+        variant of an explicit ``launch={"family.variant": label}`` wins."""
+        chosen = self.explicit_choice(family)
+        if chosen is not None:
+            return chosen[0]
         if not self.choices:
             return None
         from accy.families.registry import get_family, variant_runs_on

@@ -199,7 +199,8 @@ class BufferizePass(Pass):
         from accy.families.lowering import TargetBackend
 
         target = TargetBackend(ctx.target_profile, ctx.backend,
-                               ctx.options.get("family_choices"))
+                               ctx.options.get("family_choices"),
+                               ctx.options.get("family_explicit"))
         for fn in module.functions:
             plan_function(fn, self.reuse, self.in_place, target)
         return True

@@ -436,7 +436,8 @@ class OutlineKernelsPass(Pass):
                     from accy.families.lowering import TargetBackend, expand
 
                     target = TargetBackend(ctx.target_profile, ctx.backend,
-                                           ctx.options.get("family_choices"))
+                                           ctx.options.get("family_choices"),
+                                           ctx.options.get("family_explicit"))
                     lib_kernels, launches = expand(op, target)
                     kernels.update(lib_kernels)
                     op.attrs["launches"] = launches

@@ -143,6 +143,9 @@ def _launch_options(ctx: Any, device: str, launch: Any, tuning: bool) -> None:
         from accy.tuning.families import family_choices
 
         ctx.options["family_choices"] = family_choices(device)
+    families = {str(k): v for k, v in (launch or {}).items() if "." in str(k)}
+    if families:  # "family.variant" → candidate label: library ops of that family
+        ctx.options["family_explicit"] = families
     if not tuning and not launch:
         return
     from accy.tuning.cache import launch_resolver
@@ -192,7 +195,10 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
             of one compiled by any process (the pipeline cache on disk); False: run the
             passes afresh (the object code may still come from the artifact cache).
         launch: explicit launch choices, kernel name → candidate label (``serial-wg64-ipt1``)
-            or :class:`accy.tuning.LaunchCandidate`; they override the tuning cache.
+            or :class:`accy.tuning.LaunchCandidate`; and ``"family.variant"`` → a family
+            candidate label (``{"scatter.last_write": "wg64-ipt1"}``, ``{"matmul.tiled":
+            ...}``) for the program's library ops of that family. They override the tuning
+            cache; a label that is not a candidate raises ``InputError``.
         tuning: use the tuning cache's choices (``accy tune``); False: the defaults.
 
     Raises:
