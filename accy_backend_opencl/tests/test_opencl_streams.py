@@ -49,3 +49,33 @@ def test_independent_chains_run_on_two_queues_and_match_one_queue(ocl):
             np.testing.assert_array_equal(inv.read()[0], one(a, b2)[0])
     exe.close()
     one.close()
+
+
+def test_default_queue_transfers_are_ordered_against_stream_launches(ocl):
+    """A fill after a stream launch waits for it (a marker of the stream), and a stream
+    launch after a fill or copy waits for that (the transfer event)."""
+    from accy.backend import Geometry
+    from opencl_kernels import scale
+
+    n = 1 << 20
+    k = ocl.load(ocl.compile(scale()))
+    geom = Geometry(n // 64, 64)
+    pairs = [("i32", n), ("f64", 2.0), ("i32", 1), ("bool", False)]  # y = 2x + 1
+    x, y, z = (ocl.allocate(4 * n) for _ in range(3))
+    s1, s2 = ocl.create_stream(), ocl.create_stream()
+    try:
+        ocl.write(x, np.ones(n, np.float32))
+        for _ in range(3):
+            ocl.launch(k, geom, [y, x], pairs, stream=s1)  # y = 3
+            ocl.fill(y, 0)  # after s1's launch: y = 0
+            ocl.copy(y, z, 4 * n)  # z = 0
+            ocl.launch(k, geom, [x, z], pairs, stream=s2)  # after the copy: x = 1
+            got = ocl.read(x, np.empty(n, np.float32))
+            np.testing.assert_array_equal(got, np.ones(n, np.float32))
+            np.testing.assert_array_equal(ocl.read(y, np.empty(n, np.float32)), 0)
+        assert s1.launches == 3 and s2.launches == 3
+    finally:
+        for b in (x, y, z):
+            ocl.free(b)
+        for obj in (s1, s2, k):
+            ocl.destroy(obj)
