@@ -118,3 +118,56 @@ def test_launches_on_streams_are_ordered_after_transfers_and_before_reads():
     for b in (x, y, z):
         be.free(b)
     assert be.live_objects() == {"kernels": 0, "buffers": 0, "streams": 0, "events": 0}
+
+
+def _diamond():
+    """A: s1 = x; B: s2 = x (independent of A); C: s3 = s1 + s2; D: s1 = s3."""
+    from accy.ir import TensorType
+    from accy.kernel import KernelBuilder
+    from accy.runtime import GraphLaunch, LaunchGraph
+
+    def kernel(name, inputs):
+        kb = KernelBuilder(name, 64)
+        y = kb.buffer("y", "f32", "write")
+        xs = [kb.buffer(f"x{k}", "f32", "read") for k in range(inputs)]
+        i = kb.global_id()
+        with kb.if_(i < kb.scalar("n", "i32")):
+            v = xs[0][i]
+            for x in xs[1:]:
+                v = v + x[i]
+            kb.store(y, i, v)
+        return kb.build()
+
+    t = TensorType("f32", (64,))
+    g = LaunchGraph(slot_bytes=[256] * 4, param_slots=[0], param_types=[t],
+                    result_slots=[1, 3], result_types=[t, t], name="diamond")
+    g.kernels = {"copy": kernel("copy", 1), "add2": kernel("add2", 2)}
+    n = (("i32", 64),)
+    g.launches = [GraphLaunch("copy", 1, 64, (1, 0), n), GraphLaunch("copy", 1, 64, (2, 0), n),
+                  GraphLaunch("add2", 1, 64, (3, 1, 2), n), GraphLaunch("copy", 1, 64, (1, 3), n)]
+    return g
+
+
+def test_an_executable_spreads_independent_launches_over_cuda_streams():
+    from accy.runtime import Executable, load_all
+
+    drv = _OrderDriver()
+    be = CudaBackend(drv)
+    g = _diamond()
+    arts = {name: be.compile(k) for name, k in g.kernels.items()}
+    exe = Executable(be, g, load_all(be, arts), owns_kernels=True)
+    assert exe._stream_plan().count == 2
+    with exe.prepare(np.ones(64, np.float32)) as inv:
+        inv.submit()
+        inv.read()
+    ops = drv.ops
+    launches = [i for i, (kind, _) in enumerate(ops) if kind == "launch"]
+    write = next(i for i, (kind, _) in enumerate(ops) if kind == "write")
+    reads = [i for i, (kind, _) in enumerate(ops) if kind == "read"]
+    assert len(launches) == 4 and len({id(ops[i][1]) for i in launches}) == 2  # A, B apart
+    a, b, c, d = launches
+    assert all(write in drv.deps[i] for i in launches)  # the input upload first
+    assert {a, b} <= drv.deps[c] and c in drv.deps[d]  # C after A and B (an event), D after C
+    assert reads and all(set(launches) <= drv.deps[r] for r in reads)  # reads after all
+    exe.close()
+    assert be.live_objects() == {"kernels": 0, "buffers": 0, "streams": 0, "events": 0}
