@@ -104,6 +104,7 @@ class CpuTarget(BaseTarget):
             getattr(accy, "__version__", "0"),
             str(self.opt_level),
             "vecmath-2",
+            "scalar-gather-loops-1",  # accy.codegen.llvm.gathering_loops
             GENERATOR_REVISION,
         )
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()

@@ -81,6 +81,9 @@ class FunctionEmitter:
         self.local_id = "0"
         self._counter = 0
         self.statement_hook: Callable[[ir.Stmt], bool] | None = None
+        #: CPU mode: the module's metadata lines, when the local-id loops carry
+        #: ``llvm.loop.vectorize.enable false`` (:func:`accy.codegen.llvm.gathering_loops`)
+        self.lid_loop_metadata: list[str] | None = None
 
     # basic building ---------------------------------------------------------------------
     def fresh(self, prefix: str = "v") -> str:

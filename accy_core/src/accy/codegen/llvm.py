@@ -8,12 +8,13 @@ CPU mode (``target.simt`` false) produces, per kernel::
 8-byte little-endian slot per scalar parameter (value in its own dtype at the slot start,
 bool as one byte). It loads them and calls ``@<name>.body`` (``alwaysinline``, ``noalias``
 buffer pointers), which loops over work-groups ``[wg_begin, wg_end)`` and, inside, over local
-ids ``0 .. workgroup_size`` (a constant trip count, so O3 vectorizes it). A kernel with
-barriers is split at them into regions, each its own local-id loop (PoCL's work-item loops);
-``For``/``If`` statements containing barriers run at work-group level around their regions.
-Variables used in more than one region become per-work-item arrays; shared arrays become
-per-call stack arrays. Because buffers are ``noalias``, one launch must not pass the same
-buffer twice unless the kernel was generated with ``noalias=False``.
+ids ``0 .. workgroup_size`` (a constant trip count, so O3 vectorizes it; but see
+:func:`accy.codegen.gathers.gathering_loops`: kernels whose work-item loops stay scalar). A
+kernel with barriers is split at them into regions, each its own local-id loop (PoCL's
+work-item loops); ``For``/``If`` statements containing barriers run at work-group level
+around their regions. Variables used in more than one region become per-work-item arrays;
+shared arrays become per-call stack arrays. Because buffers are ``noalias``, one launch
+must not pass the same buffer twice unless the kernel was generated with ``noalias=False``.
 
 SIMT mode (GPU) emits one entry function per kernel through the target's hooks.
 """
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from accy.codegen.emitter import FunctionEmitter, symbol
+from accy.codegen.gathers import gathering_loops
 from accy.codegen.target import TargetDescription, llvm_type, memory_type
 from accy.errors import VerifyError
 from accy.kernel import ir
@@ -191,7 +193,7 @@ def _uniform_constants(kernel: ir.Kernel) -> frozenset[str]:
 
 
 def _cpu_functions(
-    kernel: ir.Kernel, target: TargetDescription, noalias: bool
+    kernel: ir.Kernel, target: TargetDescription, noalias: bool, metadata: list[str]
 ) -> tuple[list[str], dict[str, str]]:
     ws = kernel.workgroup_size
     nodes = partition_regions(kernel.body)
@@ -200,6 +202,8 @@ def _cpu_functions(
     bufs = {p.name: f"%b{i}" for i, p in enumerate(kernel.buffers)}
     scalars = {p.name: f"%s{i}" for i, p in enumerate(kernel.scalars)}
     em = FunctionEmitter(kernel, target, bufs, scalars, per_item)
+    scalar_lid = gathering_loops(kernel)  # local-id loops not vectorized
+    em.lid_loop_metadata = metadata if scalar_lid else None
     for a in kernel.shared:
         em.shared_values[a.name] = f"%shared.{a.name}"
         em.allocas.append(
@@ -218,7 +222,7 @@ def _cpu_functions(
     em.label("wg.latch")
     em.emit("%wg.next = add nsw i32 %wg, 1")
     em.emit("%wg.more = icmp slt i32 %wg.next, %wg_end")
-    em.emit("br i1 %wg.more, label %wg.body, label %done")
+    em.emit(f"br i1 %wg.more, label %wg.body, label %done{_scalar_loop(em)}")
     em.label("done")
     em.emit("ret void")
 
@@ -272,6 +276,19 @@ def _cpu_nodes(em: FunctionEmitter, nodes: list[Node], top: bool = False) -> Non
             )
 
 
+def _scalar_loop(em: FunctionEmitter) -> str:
+    """The ``, !llvm.loop !N`` suffix of a work-item loop's back edge that disables loop
+    vectorization (:func:`~accy.codegen.gathers.gathering_loops`), or ``""``."""
+    metadata = em.lid_loop_metadata
+    if metadata is None:
+        return ""
+    if not metadata:
+        metadata.append('!0 = !{!"llvm.loop.vectorize.enable", i1 false}')
+    n = len(metadata)
+    metadata.append(f"!{n} = distinct !{{!{n}, !0}}")
+    return f", !llvm.loop !{n}"
+
+
 def _item_guard(stmts: tuple[ir.Stmt, ...]) -> tuple[int, tuple[ir.Stmt, ...]] | None:
     """``(n, statements without the guard)`` of a region that is ``let g = global_id;
     if (g < n) {...}`` (the map kernels' tail guard), else None."""
@@ -320,7 +337,7 @@ def _cpu_region(em: FunctionEmitter, region: Region, whole: bool = False) -> Non
     em.label(latch)
     em.emit(f"{lid}.next = add nuw nsw i32 {lid}, 1")
     em.emit(f"{lid}.more = icmp slt i32 {lid}.next, {bound}")
-    em.emit(f"br i1 {lid}.more, label %{body}, label %{end}")
+    em.emit(f"br i1 {lid}.more, label %{body}, label %{end}{_scalar_loop(em)}")
     em.label(end)
     em.local_id = "0"
     del em.thread_ids["local"], em.thread_ids["global"]
@@ -387,6 +404,7 @@ def emit_llvm_module(kernels: Sequence[ir.Kernel], target: TargetDescription,
         head.append(f'target datalayout = "{target.data_layout}"')
     decls: dict[str, str] = {}
     body: list[str] = []
+    metadata: list[str] = []
     for kernel in kernels:
         verify_kernel(kernel)
         target.legalize(kernel)
@@ -395,7 +413,7 @@ def emit_llvm_module(kernels: Sequence[ir.Kernel], target: TargetDescription,
             fns, kdecls, globals_ = _simt_functions(kernel, target)
             head += globals_
         else:
-            fns, kdecls = _cpu_functions(kernel, target, noalias)
+            fns, kdecls = _cpu_functions(kernel, target, noalias, metadata)
         decls.update(kdecls)
         body += ["", *fns]
-    return "\n".join([*head, "", *sorted(decls.values()), *body, ""])
+    return "\n".join([*head, "", *sorted(decls.values()), *body, "", *metadata, ""])
