@@ -311,7 +311,7 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
                     (a, b, out, extra), (a_sc, b_sc, mcb, ncb), epilogue)
         return
     tiles = prob.batch * tm * tn
-    stride = spread(backend, tiles, lanes)
+    stride = spread(backend, tiles, lanes, prob.flops)
     scalars = [("i32", prob.m), ("i32", prob.n), ("i32", k), ("i32", tm), ("i32", tn),
                ("i32", tiles), ("i32", stride), *a_sc]
     for n_blk, p0 in enumerate(starts):

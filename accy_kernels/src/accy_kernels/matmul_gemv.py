@@ -171,7 +171,7 @@ def plan_gemv(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candidat
         blocks = ceil_div(p.m, w)
         kernel = cols_kernel(p.dtype, w, 4, swap, p.m < w, epilogue)
         other = p.a_strides[2]
-    stride = spread(backend, p.batch * blocks, w)
+    stride = spread(backend, p.batch * blocks, w, 16 * p.flops)  # memory-bound
     plan.launch(kernel, p.batch * blocks * stride, [out, ma, xa, *extra],
                 [("i32", p.m), ("i32", p.k), ("i32", blocks), ("i64", p.a_offset),
                  ("i64", p.a_strides[0]), ("i64", other), ("i64", p.b_offset),

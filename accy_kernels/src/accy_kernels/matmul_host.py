@@ -10,7 +10,13 @@ from accy.kernel import KernelBuilder
 
 from accy_kernels._common import ceil_div
 
-__all__ = ["active", "host_threads", "simd_lanes", "spread"]
+__all__ = ["MIN_PARALLEL_WORK", "active", "host_threads", "simd_lanes", "spread"]
+
+#: work (flops of a compute-bound launch; memory-bound ones count 16 per flop) under which a
+#: launch is not spread over the threads: handing half of it to a pool thread (a wake-up
+#: and the GIL, some 20-50 us) costs more than that half saves (2**23 flops: about 100 us
+#: on one core, a 128^3 product is under it, a 256^3 one over it)
+MIN_PARALLEL_WORK = 1 << 23
 
 
 def simd_lanes(backend, dtype: str) -> int:
@@ -30,15 +36,18 @@ def host_threads(backend) -> int:
     return config.num_threads()
 
 
-def spread(backend, tiles: int, workgroup_size: int) -> int:
+def spread(backend, tiles: int, workgroup_size: int, work: int | None = None) -> int:
     """Stride between the work-groups that compute tiles: on host-memory backends a launch
     of enough work-items for the thread pool to give every thread a part (its
     ``min_items_per_thread`` times :func:`host_threads`, 16384 per thread where the pool does
     not say; idle groups return at once, as :func:`accy.families.tile_geometry` does for
     work-items); 1 elsewhere and on one thread. Each idle group still costs its guard (an
     integer division): the former fixed 65536 work-items gave a 256^2 f32 product 12 groups
-    per tile on 2 threads, 6 now."""
+    per tile on 2 threads, 6 now. ``work`` under :data:`MIN_PARALLEL_WORK`: 1 (the launch
+    runs on the calling thread unless it is big in work-items anyway)."""
     if not host_like(backend) or tiles <= 0:
+        return 1
+    if work is not None and work < MIN_PARALLEL_WORK:
         return 1
     threads = host_threads(backend)
     if threads <= 1:

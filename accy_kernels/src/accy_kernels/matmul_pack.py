@@ -203,10 +203,11 @@ def plan_pack(plan, backend, dst, src, batches, tiles, width, rows, k, off, stri
     unit = "rows" if sr == 1 else "k" if sk == 1 else "any"
     lanes = simd_lanes(backend, dst.dtype)
     host = host_like(backend)
+    work = 32 * panels * width * k  # a read and a write per element, memory-bound
     if host and unit == "rows":
         kernel = slab_kernel(dst.dtype, width)
         groups = batches * ceil_div(k, SLAB_ROWS)
-        stride = spread(backend, groups, kernel.workgroup_size)
+        stride = spread(backend, groups, kernel.workgroup_size, work)
         plan.launch(kernel, groups * stride, [dst, src],
                     [("i32", rows), ("i32", k), ("i32", tiles), ("i32", stride),
                      ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
@@ -215,7 +216,7 @@ def plan_pack(plan, backend, dst, src, batches, tiles, width, rows, k, off, stri
         else 1
     kernel = pack_kernel(dst.dtype, width, unit, lanes, host and unit != "k", group, host)
     groups = batches * ceil_div(tiles, group)
-    stride = spread(backend, groups, kernel.workgroup_size)
+    stride = spread(backend, groups, kernel.workgroup_size, work)
     plan.launch(kernel, groups * stride, [dst, src],
                 [("i32", rows), ("i32", k), ("i32", tiles), ("i32", stride),
                  ("i64", off), ("i64", sb), ("i64", sr), ("i64", sk)])
