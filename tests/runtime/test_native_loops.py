@@ -245,3 +245,30 @@ def test_the_driver_comes_with_the_program():
     name = exe.graph.loops[0].body.launches[0].kernel
     assert exe._kernel(name).driver is not None
     assert driver._run is exe._kernel(name).driver[0]  # not compiled in this process
+
+
+def test_two_threads_share_the_team_without_deadlock():
+    import threading
+
+    a, b = (RNG.random((n, n), dtype=np.float32) for n in (192, 208))  # two executables
+    f = accy.jit(_stencil)
+    want = {n: None for n in (192, 208)}
+    for x in (a, b):
+        want[x.shape[0]] = np.asarray(f(x))
+    got: dict[int, list] = {192: [], 208: []}
+
+    def work(x):
+        for _ in range(4):
+            got[x.shape[0]].append(np.asarray(f(x)))
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert all(d.parallel for d in _drivers(f.compile(a)))
+    for n, outs in got.items():
+        assert len(outs) == 4
+        for o in outs:
+            np.testing.assert_array_equal(o, want[n])
