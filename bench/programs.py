@@ -7,6 +7,7 @@
 For each kernel of ``tests/programs/polybench``:
 
 - **accy first**: a fresh ``accy.jit`` of the JAX-style version: trace, compile and run
+  (``(compile)``: the part before the run: trace, passes, LLVM in the codegen workers, load)
   (compile caches disabled with ``ACCY_DISABLE_DISK_CACHE=1`` by default; ``--warm-cache``
   keeps them);
 - **accy warm**: the best of ``--repeat`` further calls;
@@ -106,15 +107,19 @@ def run(name: str, size: str, backend: str, repeat: int) -> dict:
     import accy
 
     used = "small" if size == "medium" and name in SCALAR_RECURRENCES else size
+    args = inputs(name, used)
     t0 = time.perf_counter()
     f = accy.jit(getattr(jax_style, name), backend=backend)
-    first_out = f(*inputs(name, used))
+    f.compile(*args)  # the first call's trace, passes, LLVM and load, timed on their own
+    compiled = time.perf_counter() - t0
+    first_out = f(*args)
     first = time.perf_counter() - t0
     warm, _ = _best(lambda: f(*inputs(name, used)), repeat)
     np_time, want = _best(lambda: numpy_style.__dict__[name](*inputs(name, used)), repeat)
     if name == "gramschmidt":  # MEDIUM has m < n: columns past m are rounding noise (plain
         first_out, want = (_rank_part(r) for r in (first_out, want))  # numpy f32 vs f64
-    row = {"name": name, "size": used, "first": first, "warm": warm, "numpy": np_time,
+    row = {"name": name, "size": used, "first": first, "compile": compiled, "warm": warm,
+           "numpy": np_time,
            "err": _err(first_out, want), "numba": None}
     nb = _numba(name)
     if nb is not None:
@@ -143,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         print("numba not installed: the numba column is skipped (pip install numba)")
     print("load average " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
-    print(f"{'kernel':16} {'size':7} {'accy first':>11} {'accy warm':>10} {'numpy':>9} "
+    print(f"{'kernel':16} {'size':7} {'accy first':>11} {'(compile)':>10} {'accy warm':>10} "
+          f"{'numpy':>9} "
           f"{'numba':>9} {'warm/np':>8} {'warm/nb':>8} {'rel err':>8}")
     wins = na = 0
     for name in names:
@@ -153,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
         ratio_nb = f"{r['warm'] / r['numba']:8.2f}" if r["numba"] else f"{'-':>8}"
         wins += r["warm"] <= r["numpy"]
         na += "numba_error" in r
-        print(f"{name:16} {r['size']:7} {r['first']:11.3f} {r['warm']:10.4f} "
+        print(f"{name:16} {r['size']:7} {r['first']:11.3f} {r['compile']:10.3f} {r['warm']:10.4f} "
               f"{r['numpy']:9.4f} {nb} {r['warm'] / r['numpy']:8.2f} {ratio_nb} "
               f"{r['err']:8.1e}", flush=True)
     print(f"accy warm <= numpy on {wins} of {len(names)} kernels")
