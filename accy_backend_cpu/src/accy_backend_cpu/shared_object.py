@@ -39,20 +39,26 @@ _PRIVATE: list[str] = []  # the process's temporary directory, once made
 
 
 def linker_commands() -> list[list[str]]:
-    """The commands that may link a shared object (``-o OUT IN`` to append), best first:
-    ``ld`` (~5 ms) with options that keep the file small (one page-aligned segment per
-    kind, no static symbol table), plain ``ld -shared`` for linkers without them, then
-    ``cc -shared`` (~50 ms: the driver). Empty when neither is on ``PATH``."""
+    """The commands that may link a shared object, best first; ``"{out}"`` and
+    ``"{inputs}"`` stand for the output and the object files (a command without them gets
+    ``-o OUT INPUTS`` appended). ``ld`` (~5 ms) with options that keep the file small (one
+    page-aligned segment per kind, no static symbol table) and libm as a dependency when
+    the kernels call it (so ``expf``/``sin``... resolve even in a process that did not load
+    libm globally), plain ``ld -shared`` for linkers without those or without libm's
+    development link, then ``cc -shared`` (~50 ms: the driver). Empty when neither is on
+    ``PATH``."""
     import shutil
 
     out = []
     ld = shutil.which("ld")
+    io = ["-o", "{out}", "{inputs}"]
     if ld is not None:
-        out.append([ld, "-shared", "-s", "-z", "noseparate-code", "-z", "noexecstack"])
-        out.append([ld, "-shared"])
+        out.append([ld, "-shared", "-s", "-z", "noseparate-code", "-z", "noexecstack", *io,
+                    "--as-needed", "-lm"])
+        out.append([ld, "-shared", *io])
     cc = shutil.which("cc")
     if cc is not None:
-        out.append([cc, "-shared", "-s"])
+        out.append([cc, "-shared", "-s", *io, "-lm"])
     return out
 
 
@@ -135,8 +141,12 @@ def link(objects: list[bytes], entries: list[str]) -> bytes | None:
             with open(sources[-1], "wb") as f:
                 f.write(obj)
         for command in linker_commands():
+            if "{inputs}" not in command:
+                command = [*command, "-o", "{out}", "{inputs}"]
+            args = [a for c in command
+                    for a in (sources if c == "{inputs}" else [out if c == "{out}" else c])]
             try:
-                done = subprocess.run([*command, "-o", out, *sources], capture_output=True,
+                done = subprocess.run(args, capture_output=True,
                                       timeout=120, check=False)
             except (OSError, subprocess.SubprocessError):
                 continue
