@@ -6,6 +6,8 @@ here imports a device driver or LLVM.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from accy.backend.descriptor import BackendDescriptor, ProbeResult
 from accy.backend.protocol import (
     API_VERSION,
@@ -16,7 +18,9 @@ from accy.backend.protocol import (
     Geometry,
     TargetProfile,
 )
-from accy.backend.recording import RecordingBackend
+
+if TYPE_CHECKING:
+    from accy.backend.recording import RecordingBackend
 
 __all__ = [
     "API_VERSION",
@@ -30,3 +34,12 @@ __all__ = [
     "RecordingBackend",
     "TargetProfile",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the recording backend (tests) loads on first use: opening a real backend needs it not
+    if name == "RecordingBackend":
+        from accy.backend.recording import RecordingBackend
+
+        return RecordingBackend
+    raise AttributeError(f"module 'accy.backend' has no attribute {name!r}")

@@ -6,7 +6,9 @@ entry points as ``builtin`` and registered first even when plugin autoload is di
 
 from __future__ import annotations
 
-from accy.backend import API_VERSION, BackendDescriptor, ProbeResult, RecordingBackend
+from typing import Any
+
+from accy.backend import API_VERSION, BackendDescriptor, ProbeResult
 from accy.plugins.hookspecs import hookimpl
 
 __all__ = ["accy_backends"]
@@ -14,6 +16,12 @@ __all__ = ["accy_backends"]
 
 def _probe() -> ProbeResult:
     return ProbeResult(available=True)
+
+
+def _open() -> Any:
+    from accy.backend.recording import RecordingBackend  # only when it is opened
+
+    return RecordingBackend()
 
 
 @hookimpl
@@ -24,7 +32,7 @@ def accy_backends() -> list[BackendDescriptor]:
             name="recording",
             api_version=API_VERSION,
             probe=_probe,
-            open=RecordingBackend,
+            open=_open,
             description="in-memory backend that records every call (for tests)",
             testing_only=True,
         )
