@@ -145,6 +145,28 @@ def _gather(tr: Trace, v: Value, indices: Any, axis: int) -> Value:
     return gather(v, _index_value(tr, indices, v.type.shape[axis]), axis=axis)
 
 
+def _strided(tr: Trace, v: Value, first: int, step: int, count: int, axis: int) -> Value:
+    """Elements ``first, first + step, ...`` (``count`` of them) along ``axis`` without a
+    gather: the contiguous run ``[first, first + step * count)`` (padded at the end where it
+    passes the extent) reshaped to ``(count, step)`` and its column 0 taken, so the read
+    fuses with the elementwise code around it (``x[0::2]``, ``x[1::2]`` of an FFT)."""
+    shape = list(v.type.shape)
+    end = first + step * count
+    start, limit = [0] * len(shape), list(shape)
+    start[axis], limit[axis] = first, min(end, shape[axis])
+    run = tr.fb.slice(v, start, limit)
+    if end > shape[axis]:
+        high = [0] * len(shape)
+        high[axis] = end - shape[axis]
+        run = tr.fb.pad(run, [0] * len(shape), high)
+    split = shape[:axis] + [count, step] + shape[axis + 1:]
+    cols = tr.fb.reshape(run, split)
+    start, limit = [0] * len(split), list(split)
+    limit[axis + 1] = 1
+    picked = tr.fb.slice(cols, start, limit)
+    return tr.fb.reshape(picked, shape[:axis] + [count] + shape[axis + 1:])
+
+
 def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
     """Apply an int or slice ``ix`` on ``axis``; return the value and the next axis."""
     extent = v.type.shape[axis]
@@ -157,6 +179,9 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
             limit = list(v.type.shape)
             start[axis], limit[axis] = int(rows[0]), int(rows[-1]) + 1
             return tr.fb.slice(v, start, limit), axis + 1
+        if len(rows) > 1 and rows[1] > rows[0]:
+            return _strided(tr, v, int(rows[0]), int(rows[1] - rows[0]), len(rows), axis), \
+                axis + 1
         return _gather(tr, v, rows, axis), axis + 1
     if isinstance(ix, (bool, np.bool_)) or not isinstance(ix, (int, np.integer)):
         # int() used to accept x[1.0] (numpy raises IndexError)
