@@ -38,6 +38,11 @@ GROUPS = {
         "fro": np.linalg.norm(a, "fro"), "m1": np.linalg.norm(a, 1),
         "minf": np.linalg.norm(a, -np.inf), "keep": np.linalg.norm(a, axis=1, keepdims=True),
         "anp": anp.linalg.norm(a, np.inf)}, X),
+    "strided_and_roll": (lambda a: {
+        "s0": a[:, ::2], "s1": a[1::2], "s4": a[:, 1::4], "neg": a[::3, 5:0:-2],
+        "one": a[0:4:5], "tail": a[1:, 2::3], "r": np.roll(a, -7, 1), "rflat": np.roll(a, 13),
+        "r2": np.roll(a, (1, -2), (0, 1)), "r0": np.roll(a, 5, 1),
+        "rb": np.roll(a > 0, 2, 0)}, X),
     "complex": (lambda z: {
         "where": np.where(z.real > 0, z * z, z), "roll": np.roll(z, 2, 1),
         "flip": np.flip(z, 0), "stack": np.stack([z, z.real]),
