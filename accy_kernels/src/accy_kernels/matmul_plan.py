@@ -128,7 +128,11 @@ def loop_trips(name: str, prob: MatmulProblem, candidate: Candidate) -> int:
     targets: the work-group size of the candidate, else 64)."""
     if name == "blocked":
         ku = int(candidate.option("ku", 4))  # unrolled main loop, then the remainder
-        return prob.k // ku + prob.k % ku + 2
+        # the operand packs walk k one step per iteration (``unit="rows"``/``"any"`` of
+        # :func:`accy_kernels.matmul_pack.pack_kernel`), and on device targets k is one
+        # k-block: counted whether or not this shape packs (lavapipe cut a 65536-long pack
+        # short at 65535 iterations: a silent wrong sum)
+        return max(prob.k // ku + prob.k % ku, prob.k) + 2
     form = gemv_form(prob)
     w = candidate.workgroup_size or 64
     if form is not None and form[0] == "rows":
