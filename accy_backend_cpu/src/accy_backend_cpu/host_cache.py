@@ -8,8 +8,10 @@ otherwise never needs. :func:`cached_host` returns what an earlier process store
 (vendor, family, model, stepping, flags; the varying lines — clock, bogomips, ids — left
 out), and llvmlite's version with the size and modification time of its LLVM library. A
 new CPU (other flags), another LLVM or a host without ``/proc/cpuinfo`` misses, and llvmlite
-is asked again. The file goes through :mod:`accy.runtime.cache_files` (private directory,
-0600, atomic); a malformed or foreign one is ignored and rewritten.
+is asked again. The file keeps the latest eight keys (virtual environments with other
+llvmlite builds sharing the cache directory) and goes through
+:mod:`accy.runtime.cache_files` (private directory, 0600, atomic); a malformed one is
+ignored and rewritten.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 __all__ = ["HostInfo", "cached_host", "host_key", "store_host"]
 
 HostInfo = tuple[str, str, str, tuple[int, ...]]  # triple, cpu, features, llvm version
+_KEEP = 8  # host keys remembered in one file
 _VARYING = ("mhz", "bogomips", "processor", "apicid", "core id", "physical id", "siblings",
             "cpu cores")
 
@@ -95,8 +98,8 @@ def cached_host() -> HostInfo | None:
     if cache_files.chain_problem(path.parent, config.cache_dir()) is not None:
         return None
     try:
-        entry: Any = json.loads(cache_files.read_cache_file(path))
-        if entry.get("key") != key:
+        entry: Any = json.loads(cache_files.read_cache_file(path)).get("hosts", {}).get(key)
+        if entry is None:
             return None
         version = tuple(int(v) for v in entry["llvm_version"])
         info = (str(entry["triple"]), str(entry["cpu"]), str(entry["features"]), version)
@@ -115,11 +118,19 @@ def store_host(info: HostInfo) -> None:
     if path is None or key is None:
         return
     triple, cpu, features, version = info
-    entry = {"key": key, "triple": triple, "cpu": cpu, "features": features,
-             "llvm_version": list(version)}
+    entry = {"triple": triple, "cpu": cpu, "features": features, "llvm_version": list(version)}
     try:
         cache_files.ensure_directory(path.parent)
-        if cache_files.chain_problem(path.parent, config.cache_dir()) is None:
-            cache_files.write_cache_file(path, json.dumps(entry, sort_keys=True).encode())
+        if cache_files.chain_problem(path.parent, config.cache_dir()) is not None:
+            return
+        try:
+            hosts = json.loads(cache_files.read_cache_file(path)).get("hosts")
+        except (OSError, ValueError, AttributeError):
+            hosts = None
+        hosts = hosts if isinstance(hosts, dict) else {}
+        hosts.pop(key, None)  # several environments (llvmlite builds) may share the directory:
+        hosts[key] = entry    # keep the latest few, this one last
+        hosts = dict(list(hosts.items())[-_KEEP:])
+        cache_files.write_cache_file(path, json.dumps({"hosts": hosts}).encode())
     except OSError:  # the cache is an optimisation
         pass

@@ -105,3 +105,26 @@ def test_plugin_manager_loads_cached_entry_points(site):
     manager = PluginManager()
     assert "fakebe" in manager.backends()
     assert manager.distributions["fakebe"] == "fake-be"
+
+
+def test_installations_sharing_the_table_do_not_rescan_in_turn(site, tmp_path, monkeypatch):
+    _install(site, "fake-a", "a", "fake_a_mod")
+    state = entry_cache.installation_state()
+    scripts = tmp_path / "scripts"  # a script's directory (sys.path[0]) holds no distribution
+    scripts.mkdir()
+    monkeypatch.syspath_prepend(str(scripts))
+    assert entry_cache.installation_state() == state
+    entry_cache.entry_points("accy")
+    other = tmp_path / "other"  # another environment's site-packages
+    other.mkdir()
+    _install(other, "fake-b", "b", "fake_b_mod")
+    with monkeypatch.context() as m:
+        m.syspath_prepend(str(other))
+        assert "b" in _names(entry_cache.entry_points("accy"))
+
+    def no_scan(group):
+        raise AssertionError("rescanned an installation the table remembers")
+
+    monkeypatch.setattr(entry_cache, "_scan", no_scan)
+    names = _names(entry_cache.entry_points("accy"))
+    assert "a" in names and "b" not in names

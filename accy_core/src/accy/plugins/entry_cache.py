@@ -4,13 +4,14 @@
 glob machinery) and parses every installed distribution's metadata: 40–110 ms, most of a
 warm-cache first call. :func:`entry_points` answers from ``<cache_dir>/plugins/
 entry-points.json`` instead, when the file was written for the same *installation state*:
-the ``sys.path`` entries in order and, in each, the names of the ``*.dist-info`` and
-``*.egg-info`` distributions with the modification time of their ``entry_points.txt``.
-Installing, removing or reinstalling a distribution (``pip install``, ``pip install -e``,
-``pip uninstall``) changes that state, so the table is rebuilt with importlib.metadata on
-the next start. Computing the state costs one ``scandir`` per ``sys.path`` entry and one
-``stat`` per distribution (well under a millisecond for a virtual environment of 100
-packages).
+the ``sys.path`` entries that hold distributions, in order, and in each the names of the
+``*.dist-info`` and ``*.egg-info`` distributions with the modification time of their
+``entry_points.txt``. Installing, removing or reinstalling a distribution (``pip install``,
+``pip install -e``, ``pip uninstall``) changes that state, so the table is rebuilt with
+importlib.metadata on the next start. The file remembers the latest eight states, so
+virtual environments that share a cache directory do not rebuild it in turn. Computing the
+state costs one ``scandir`` per ``sys.path`` entry and one ``stat`` per distribution (about
+a millisecond for a virtual environment of 100 packages).
 
 The file is read and written through :mod:`accy.runtime.cache_files` (private directory,
 0600 file, written atomically); one that is unreadable, malformed or for another state is
@@ -30,7 +31,8 @@ from typing import Any
 
 __all__ = ["CachedEntryPoint", "cache_path", "entry_points", "installation_state"]
 
-_FORMAT = 1
+_FORMAT = 2
+_KEEP_STATES = 8  # installations remembered in one table (virtual environments sharing it)
 _DIST_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -76,20 +78,26 @@ class CachedEntryPoint:
 
 
 def installation_state() -> str:
-    """A sha256 hex digest of what decides the installed entry points: each ``sys.path``
-    entry and its distributions' names and ``entry_points.txt`` modification times."""
+    """A sha256 hex digest of what decides the installed entry points: the ``sys.path``
+    entries that hold distributions, in order, with their distributions' names and
+    ``entry_points.txt`` modification times (entries without any — a script's directory,
+    the standard library — cannot provide entry points and are left out, so scripts run
+    from different directories share one table)."""
     h = hashlib.sha256(f"{_FORMAT}|{sys.version}|{sys.prefix}\n".encode())
     for entry in sys.path:
-        h.update(f"\0{entry}\n".encode(errors="surrogateescape"))
         try:
             with os.scandir(entry or ".") as it:
                 names = [e.name for e in it if e.name.endswith(_DIST_SUFFIXES)]
         except OSError:  # absent, a file or a zip archive: its own mtime stands for it
             try:
-                h.update(str(os.stat(entry).st_mtime_ns).encode())
+                h.update(f"\0{entry}|{os.stat(entry).st_mtime_ns}\n".encode(
+                    errors="surrogateescape"))
             except OSError:
                 pass
             continue
+        if not names:
+            continue
+        h.update(f"\0{entry}\n".encode(errors="surrogateescape"))
         for name in sorted(names):
             try:
                 mtime = os.stat(os.path.join(entry, name, "entry_points.txt")).st_mtime_ns
@@ -150,18 +158,23 @@ def entry_points(group: str) -> list[CachedEntryPoint]:
     root = config.cache_dir()
     path = cache_path()
     state = installation_state()
-    table = _read(path, root)
-    if table is not None and table.get("state") == state:
-        rows = table.get("groups", {}).get(group)
-        if isinstance(rows, list):
-            try:
-                return [CachedEntryPoint(str(n), str(v), group, str(d)) for n, v, d in rows]
-            except (TypeError, ValueError):
-                pass  # malformed: rescan below
-    else:
-        table = {"format": _FORMAT, "state": state, "groups": {}}
+    table = _read(path, root) or {}
+    states = table.get("states") if table.get("format") == _FORMAT else None
+    states = states if isinstance(states, dict) else {}
+    groups = states.get(state)
+    rows = groups.get(group) if isinstance(groups, dict) else None
+    if isinstance(rows, list):
+        try:
+            return [CachedEntryPoint(str(n), str(v), group, str(d)) for n, v, d in rows]
+        except (TypeError, ValueError):
+            pass  # malformed: rescan below
     found = _scan(group)
-    groups = table.get("groups") if isinstance(table.get("groups"), dict) else {}
+    groups = dict(groups) if isinstance(groups, dict) else {}
     groups[group] = [[ep.name, ep.value, ep.dist.name] for ep in found]
-    _write(path, root, {"format": _FORMAT, "state": state, "groups": groups})
+    # several installations (virtual environments) may share one cache directory: keep the
+    # latest few, this one last
+    states.pop(state, None)
+    states[state] = groups
+    kept = dict(list(states.items())[-_KEEP_STATES:])
+    _write(path, root, {"format": _FORMAT, "states": kept})
     return found
