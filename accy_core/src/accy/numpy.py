@@ -84,6 +84,7 @@ from accy.frontend.numpy_api import (
 )
 from accy.frontend.ordering import argsort, sort
 from accy.frontend.pad_api import pad
+from accy.frontend.predicates_api import all, any, count_nonzero, isfinite, isinf, isnan
 from accy.frontend.scan_api import argmax, argmin, bincount, cumprod, cumsum, histogram
 from accy.frontend.shape_api import (
     arange,
@@ -179,6 +180,7 @@ __all__ = [
     "mgrid", "mod", "ogrid", "remainder", "right_shift", "roll", "stack", "tril", "triu",
     "trunc", "vstack", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     "bincount", "diag", "diagonal", "linalg", "ndim", "pad", "shape", "size", "trace",
+    "all", "any", "count_nonzero", "isfinite", "isinf", "isnan",
 ]
 
 _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or a "
@@ -191,10 +193,7 @@ _HINTS = {
     "tile": "broadcast_to(x[None], (k,) + x.shape).reshape(...)",
     "repeat": "take(x, np.arange(n * k) // k, axis=0)",
     "tensordot": "einsum", "inner": "einsum", "vdot": "einsum",
-    "isnan": "x != x", "isinf": "abs(x) == inf", "isfinite": "abs(x) < inf",
     "nansum": "sum(where(x == x, x, 0))",
-    "any": "sum(x) > 0 (bools sum as i32)", "all": "sum(x) == x.size (bools sum as i32)",
-    "count_nonzero": "sum(x != 0)",
     "log1p": "log(1 + x)", "expm1": "exp(x) - 1", "log2": "log(x) / log(2)",
     "log10": "log(x) / log(10)", "exp2": "power(2.0, x)", "tan": "sin(x) / cos(x)",
     "hypot": "sqrt(x * x + y * y)",

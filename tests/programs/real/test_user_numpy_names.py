@@ -43,6 +43,11 @@ GROUPS = {
         "one": a[0:4:5], "tail": a[1:, 2::3], "r": np.roll(a, -7, 1), "rflat": np.roll(a, 13),
         "r2": np.roll(a, (1, -2), (0, 1)), "r0": np.roll(a, 5, 1),
         "rb": np.roll(a > 0, 2, 0)}, X),
+    "predicates": (lambda a: {
+        "nan": np.isnan(a), "inf": np.isinf(a), "fin": np.isfinite(a),
+        "any": np.any(a > 1, axis=0), "all": np.all(a < 2), "cnt": np.count_nonzero(a > 0, 1),
+        "inan": np.isnan(a.astype(np.int32)), "ifin": np.isfinite(a > 0)},
+        np.array([[0.0, np.nan, np.inf], [-np.inf, 1.5, -0.0]], np.float32)),
     "complex": (lambda z: {
         "where": np.where(z.real > 0, z * z, z), "roll": np.roll(z, 2, 1),
         "flip": np.flip(z, 0), "stack": np.stack([z, z.real]),

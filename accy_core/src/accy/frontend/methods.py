@@ -27,6 +27,7 @@ from accy.frontend import (
     numpy_api,
     ordering,
     pad_api,
+    predicates_api,
     scan_api,
     setitem,
     shape_api,
@@ -39,7 +40,7 @@ from accy.frontend.tracer import Tracer
 __all__ = ["NAMES", "UFUNC_OUTER"]
 
 _GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_api, scan_api,
-           intmath_api, pad_api, matrix_api)
+           intmath_api, pad_api, matrix_api, predicates_api)
 NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
 NAMES["norm"] = matrix_api.linalg.norm  # numpy.linalg.norm's __name__
 UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
