@@ -4,6 +4,7 @@ induction-variable launch for bodies that never read it, each result equal to nu
 from __future__ import annotations
 
 import accy
+import accy.numpy as anp
 import numpy as np
 from accy import lax
 from accy.kernel.printer import kernel_to_text
@@ -51,7 +52,7 @@ def test_stencil_updates_carried_buffers_in_place_and_visits_only_the_window():
     assert node.launch_count() == 2 and node.carry == ()
     for text in _body_kernels(exe):
         assert "out0: f32* readwrite" in text
-        assert "for j" in text.replace("for (j", "for j")  # one row per work-item on CPU
+        assert "for j in range" in text  # one row per work-item on the CPU
         assert "rem(" not in text  # no div/mod per element: the window row is contiguous
     got = f(a, b)
     for g, w in zip(got, _jacobi_np(a, b), strict=True):
@@ -115,3 +116,20 @@ def test_chained_row_updates_with_the_induction_variable():
         whz[:-1, :-1] = whz[:-1, :-1] - 0.7 * (wey[1:, :-1] - wey[:-1, :-1])
     for g, w in zip(accy.jit(f)(ey, hz, fict), (wey, whz), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_host_map_over_rows_has_a_contiguous_inner_loop():
+    """floyd-warshall's step: a full 2-D map; on the CPU one row per work-item, the traced
+    k read through a clamped dynamic index, and no div/mod of the flat id per element."""
+    def f(p):
+        return lax.fori_loop(0, p.shape[0],
+                             lambda k, p: anp.minimum(p, p[:, k][:, None] + p[k, :][None, :]), p)
+    p = np.random.default_rng(2).integers(1, 50, (9, 9)).astype(np.int32)
+    exe = accy.jit(f).compile(p)
+    texts = _body_kernels(exe)
+    (step,) = [t for t in texts if "in0" in t and "for j in range" in t]
+    assert "rem(" not in step
+    want = p.copy()
+    for k in range(9):
+        want = np.minimum(want, want[:, k][:, None] + want[k, :][None, :])
+    np.testing.assert_array_equal(accy.jit(f)(p), want)

@@ -72,7 +72,7 @@ from accy.passes.kernel_exprs import (
 )
 from accy.passes.loop_budget import fit_loop_budget
 from accy.passes.reduce_lanes import column_width, emit_lanes, lanes_view
-from accy.passes.windows import emit_window, find_window
+from accy.passes.windows import Window, emit_window, find_window, rows_worth_it
 from accy.tuning.candidates import LaunchCandidate, default_candidate, region_candidates
 
 __all__ = ["OutlineKernelsPass", "candidates_for", "outline_region", "region_extents",
@@ -374,7 +374,9 @@ def outline_region(region: Operation, name: str, candidate: LaunchCandidate | No
     """Kernel IR for one region and the number of work-groups to launch.
 
     A window update written in place (:mod:`accy.passes.windows`) visits only its box, on a
-    ``host`` (CPU) target one row per work-item, whatever the candidate.
+    ``host`` (CPU) target one row per work-item, whatever the candidate; with the default
+    candidate a host target runs any map over two or more axes by rows too (a contiguous
+    inner loop LLVM vectorizes, no div/mod per element).
 
     ``candidate`` picks the launch (work-group size, items per thread, variant); None is the
     default (:func:`accy.tuning.default_candidate`). A ``tree`` or ``lanes`` candidate on a
@@ -404,6 +406,10 @@ def outline_region(region: Operation, name: str, candidate: LaunchCandidate | No
         body, ws, groups, shared = _emit_reduce(em, out, cand)
     elif (win := find_window(region)) is not None and win.base in em.in_place:
         body, ws, groups = emit_window(em, win, out, rows=host)
+    elif host and rows_worth_it(out.type.shape) and (
+            candidate is None or cand == default_candidate(*region_extents(region))):
+        whole = Window(-1, (0,) * out.type.rank, out.type.shape, out)
+        body, ws, groups = emit_window(em, whole, out, rows=True)
     else:
         if cand.variant != "map":
             cand = default_candidate("map", out.type.num_elements)

@@ -24,7 +24,7 @@ import numpy as np
 
 from accy.ir import Operation, Value
 
-__all__ = ["Window", "emit_window", "find_window", "reads_base_in_place"]
+__all__ = ["Window", "emit_window", "find_window", "reads_base_in_place", "rows_worth_it"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,16 @@ def _slices_to_box(sl: Operation, offset: tuple[int, ...], win: Window) -> bool:
 
 #: a one-axis box longer than this is split over work-items instead of one serial row
 MAX_SERIAL_ROW = 8192
+#: shortest last axis that a host map kernel runs as rows (shorter: one item per element)
+MIN_ROW = 8
+
+
+def rows_worth_it(shape: tuple[int, ...]) -> bool:
+    """Whether a host map over ``shape`` should run one row per work-item: two or more axes,
+    a last axis of at least :data:`MIN_ROW`, and enough rows to share out (or short ones)."""
+    if len(shape) < 2 or shape[-1] < MIN_ROW:
+        return False
+    return math.prod(shape[:-1]) >= 8 or shape[-1] <= MAX_SERIAL_ROW
 
 
 def emit_window(em, win: Window, out: Value, rows: bool) -> tuple[list, int, int]:
