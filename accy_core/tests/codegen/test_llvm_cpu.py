@@ -128,3 +128,22 @@ def test_elementwise_kernel_vectorizes_at_o3():
     )
     optimized = compile_llvm(request)["llvm-opt"].decode()
     assert any(f"<{w} x float>" in optimized for w in (4, 8, 16))
+
+
+def test_constant_tail_guard_bounds_the_local_id_loop():
+    """``if (gid < 1000)`` with 256-item work-groups: the guard is the loop's bound
+    (``min(256, 1000 - base)``), not a branch in its body, and the loop still vectorizes."""
+    kb = KernelBuilder("tail", 256)
+    y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
+    i = kb.let("gid", kb.global_id())  # the outliner's map kernels: let gid; if (gid < n)
+    with kb.if_(i < 1000):
+        kb.store(y, i, x[i] * 2.0 + 1.0)
+    text = emit_llvm_ir(kb.build(), HostTarget())
+    parse(text)
+    assert "sub nsw i32 1000, %wg.base" in text and "@llvm.smin.i32" in text
+    assert "icmp slt i32 %v" not in text.split("lid.body")[1].split("lid.latch")[0]
+    request = CodegenRequest(text, HostTarget.triple, llvm.get_host_cpu_name(),
+                             llvm.get_host_cpu_features().flatten(), 3, ("llvm-opt",))
+    optimized = compile_llvm(request)["llvm-opt"].decode()
+    assert any(f"<{w} x float>" in optimized for w in (4, 8, 16))
+    assert "llvm.masked.store" not in optimized
