@@ -23,7 +23,7 @@ from accy.kernel import expr_to_text
 from accy.kernel import ir as kir
 
 __all__ = ["MIN_WORK", "ContractCall", "contract_call", "dot_sizes", "eligible_dot",
-           "is_epilogue_op", "operand_chain_ok", "worthwhile"]
+           "is_epilogue_op", "operand_chain_ok", "operand_view", "worthwhile"]
 
 #: multiply-adds below which the fused per-output loop is as fast as a family launch
 MIN_WORK = 1 << 15
@@ -80,6 +80,12 @@ def eligible_dot(op: Operation, is_base: Callable[[Value], bool]) -> bool:
         return False
     return all(operand_chain_ok(v, is_base) and _view(v, op, k, is_base) is not None
                for k, v in enumerate(op.operands))
+
+
+def operand_view(v: Value, op: Operation, side: int, is_base: Callable[[Value], bool]) -> bool:
+    """Whether operand ``side`` of ``op`` (a transpose/reshape chain over an ``is_base``
+    value, :func:`operand_chain_ok`) merges into one strided batch, row and contracted axis."""
+    return _view(v, op, side, is_base) is not None
 
 
 def _row_major(shape: tuple[int, ...]) -> list[int]:

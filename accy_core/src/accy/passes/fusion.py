@@ -45,7 +45,14 @@ from accy.ir.core import Block, Function, Region
 from accy.ir.ops.library import LIBRARY_OPS
 from accy.ir.ops.loop import LOOP_OPS
 from accy.passes.base import Pass, PassContext
-from accy.passes.contraction import eligible_dot, is_epilogue_op
+from accy.passes.contraction import (
+    dot_sizes,
+    eligible_dot,
+    is_epilogue_op,
+    operand_chain_ok,
+    operand_view,
+    worthwhile,
+)
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
 
@@ -118,6 +125,47 @@ def _materialized(fn: Function) -> set[Value]:
     return mat
 
 
+#: a contraction operand that is no strided view of a buffer (a window ``x[:, i:i+H, j:j+W]``,
+#: a padded or broadcast array) is staged into a buffer of its own when the product does at
+#: least this many multiply-adds per staged element (the other operand's free extent)
+STAGE_RATIO = 4
+
+
+def _stage_dot_operands(fn: Function, mat: set[Value]) -> set[Value]:
+    """Operands of worthwhile ``dot_general`` ops to copy into buffers so that the product
+    runs as the matmul family instead of a per-output loop re-reading index maps (the shifted
+    windows of a convolution written as ``einsum`` over slices of ``np.pad``): each such
+    operand, an index-map chain the family cannot read as strides, is materialized (a copy
+    kernel, ``O(batch*rows*k)`` elements against ``O(batch*m*n*k)`` multiply-adds), and the
+    computed value under the chain with it, so several windows of one array compute it
+    once. Returns the staged operands (cheap ops forced to memory, like deep-chain cuts)."""
+    staged: set[Value] = set()
+
+    def base(v: Value) -> bool:
+        return _is_input(v) or v in mat
+
+    for op in fn.body.ops:
+        if op.name != "linalg.dot_general" or eligible_dot(op, base):
+            continue
+        batch, m, n, k = dot_sizes(op)
+        if (not worthwhile(batch, m, n, k)
+                or op.results[0].type.dtype.value not in ("f32", "f64", "i32")):
+            continue
+        for side, v in enumerate(op.operands):
+            if base(v) or (operand_chain_ok(v, base) and operand_view(v, op, side, base)):
+                continue
+            if (n if side == 0 else m) < STAGE_RATIO:
+                continue
+            staged.add(v)
+            mat.add(v)
+            anchor = v
+            while _is_cheap(anchor.defining_op) and anchor.defining_op.operands:
+                anchor = anchor.defining_op.operands[0]
+            if not _is_input(anchor) and not _is_cheap(anchor.defining_op):
+                mat.add(anchor)
+    return staged
+
+
 def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operation]:
     """``dot_general`` ops to run as the matmul family; with ``epilogues``, the result of
     each whose only consumers form a chain of elementwise ops and reshapes
@@ -154,11 +202,13 @@ def _contract_dots(fn: Function, mat: set[Value], epilogues: bool) -> set[Operat
 MAX_FUSED_DEPTH = 128
 
 
-def _cut_deep_chains(fn: Function, mat: set[Value]) -> set[Value]:
+def _cut_deep_chains(fn: Function, mat: set[Value],
+                     forced: set[Value] = frozenset()) -> set[Value]:
     """Values to materialize because their fused expression would be deeper than
-    :data:`MAX_FUSED_DEPTH` (one forward pass; added to ``mat``, returned as well)."""
+    :data:`MAX_FUSED_DEPTH` (one forward pass; added to ``mat``, returned as well, with
+    ``forced``: cheap values already chosen for memory)."""
     depth: dict[Value, int] = {}
-    cut: set[Value] = set()
+    cut: set[Value] = set(forced)
     for op in fn.body.ops:
         if op.name in ("tensor.constant", "func.return") or op.name in LOOP_OPS:
             continue
@@ -366,9 +416,11 @@ def fuse_function(fn: Function, contraction: str = "loops",
     """
     mat = _materialized(fn)
     contract: frozenset[Operation] = frozenset()
+    staged: set[Value] = set()
     if contraction != "loops":
+        staged = _stage_dot_operands(fn, mat)
         contract = frozenset(_contract_dots(fn, mat, contraction == "library"))
-    cut = _cut_deep_chains(fn, mat)
+    cut = _cut_deep_chains(fn, mat, staged)
     pos = {op: i for i, op in enumerate(fn.body.ops)}
     if max_buffers is not None:
         _respect_binding_limit(fn, mat, max(max_buffers, 2))
