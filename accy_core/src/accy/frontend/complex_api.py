@@ -250,7 +250,10 @@ def absolute(z: Any) -> Any:
     q = numpy_api.divide(small, numpy_api.where(numpy_api.equal(big, 0), 1, big))
     h = numpy_api.multiply(big, numpy_api.sqrt(numpy_api.add(1, numpy_api.multiply(q, q))))
     inf = numpy_api.logical_or(numpy_api.equal(ar, np.inf), numpy_api.equal(ai, np.inf))
-    return numpy_api.where(inf, np.inf, h)
+    out = numpy_api.where(inf, np.inf, h)
+    if isinstance(out, Tracer) and isinstance(r, Tracer) and isinstance(i, Tracer):
+        numpy_api.record_modulus(out, r, i)  # abs(z) <= radius compares |z|^2 instead
+    return out
 
 
 def angle(z: Any, deg: bool = False) -> Any:
