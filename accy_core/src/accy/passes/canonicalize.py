@@ -172,9 +172,10 @@ class CanonicalizePass(Pass):
         for _ in range(_MAX_SWEEPS):
             swept = False
             for block in list(all_blocks([f.body for f in module.functions])):
-                for op in list(block.ops):
-                    if op.parent is block and canonicalize_op(op):
-                        swept = True
+                with block.batch_edits():
+                    for op in list(block.ops):
+                        if op.parent is block and canonicalize_op(op):
+                            swept = True
             if not swept:
                 break
             changed = True

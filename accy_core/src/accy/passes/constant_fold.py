@@ -112,7 +112,8 @@ class ConstantFoldPass(Pass):
     def run(self, module: Module, ctx: PassContext) -> bool:
         changed = False
         for block in list(all_blocks([f.body for f in module.functions])):
-            for op in list(block.ops):
-                if op.parent is block and fold_op(op, self.max_elems):
-                    changed = True
+            with block.batch_edits():
+                for op in list(block.ops):
+                    if op.parent is block and fold_op(op, self.max_elems):
+                        changed = True
         return changed

@@ -91,15 +91,24 @@ def replace_op(op: Operation, values: list[Value]) -> None:
 
 
 def erase_dead(op: Operation) -> None:
-    """Erase ``op`` if it is unused (and pure, or already replaced), then its dead producers."""
-    if any(r.uses for r in op.results) or op.parent is None:
-        return
-    operands = list(op.operands)
-    op.erase()
-    for v in operands:
-        producer = v.defining_op
-        if producer is not None and is_pure(producer):
-            erase_dead(producer)
+    """Erase ``op`` if it is unused (and pure, or already replaced), then its dead producers.
+
+    A worklist, not a recursion: a dead chain as long as the program (an unrolled Python
+    loop) neither recurses per op nor hits the recursion limit.
+    """
+    work = [op]
+    first = True
+    while work:
+        cur = work.pop()
+        if cur.parent is None or any(r.uses for r in cur.results):
+            continue
+        if not first and not is_pure(cur):
+            continue
+        first = False
+        operands = list(cur.operands)
+        cur.erase()
+        # reversed: the first operand's producer is looked at first, as the recursion did
+        work.extend(v.defining_op for v in reversed(operands) if v.defining_op is not None)
 
 
 def all_blocks(blocks: list[Block]) -> Iterator[Block]:

@@ -56,18 +56,19 @@ def cse_block(block: Block) -> int:
     """Merge equal pure ops of ``block`` (not of nested blocks); return how many merged."""
     seen: dict[tuple, Operation] = {}
     merged = 0
-    for op in list(block.ops):
-        if op.regions or not op.results or not is_pure(op):
-            continue
-        key = op_key(op)
-        first = seen.get(key)
-        if first is None:
-            seen[key] = op
-            continue
-        for old, new in zip(op.results, first.results, strict=True):
-            old.replace_all_uses_with(new)
-        op.erase()
-        merged += 1
+    with block.batch_edits():
+        for op in list(block.ops):
+            if op.regions or not op.results or not is_pure(op):
+                continue
+            key = op_key(op)
+            first = seen.get(key)
+            if first is None:
+                seen[key] = op
+                continue
+            for old, new in zip(op.results, first.results, strict=True):
+                old.replace_all_uses_with(new)
+            op.erase()
+            merged += 1
     return merged
 
 

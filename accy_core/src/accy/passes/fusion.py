@@ -436,11 +436,12 @@ def fuse_function(fn: Function, contraction: str = "loops",
             if v in mat and not _is_input(v):
                 _build_region(fn, v, mat, pos, cut, contract)
                 count += 1
-    for op in reversed(list(fn.body.ops)):
-        if op.name not in ("func.return", "dispatch.region") and all(
-            not r.uses for r in op.results
-        ):
-            op.erase()
+    with fn.body.batch_edits():
+        for op in reversed(list(fn.body.ops)):
+            if op.name not in ("func.return", "dispatch.region") and all(
+                not r.uses for r in op.results
+            ):
+                op.erase()
     return count
 
 
