@@ -425,17 +425,19 @@ def fuse_function(fn: Function, contraction: str = "loops",
     if max_buffers is not None:
         _respect_binding_limit(fn, mat, max(max_buffers, 2))
     count = 0
-    for op in list(fn.body.ops):
-        if op.name in ("tensor.constant", "func.return", "dispatch.region") or op.name in LOOP_OPS:
-            continue
-        if op.name in LIBRARY_OPS:
-            _build_library_region(fn, op)
-            count += 1
-            continue
-        for v in op.results:
-            if v in mat and not _is_input(v):
-                _build_region(fn, v, mat, pos, cut, contract)
+    with fn.body.batch_edits():  # one sweep places every region before its root
+        for op in list(fn.body.ops):
+            if op.name in ("tensor.constant", "func.return", "dispatch.region") or (
+                    op.name in LOOP_OPS):
+                continue
+            if op.name in LIBRARY_OPS:
+                _build_library_region(fn, op)
                 count += 1
+                continue
+            for v in op.results:
+                if v in mat and not _is_input(v):
+                    _build_region(fn, v, mat, pos, cut, contract)
+                    count += 1
     with fn.body.batch_edits():
         for op in reversed(list(fn.body.ops)):
             if op.name not in ("func.return", "dispatch.region") and all(

@@ -51,6 +51,9 @@ class OpDef:
     summary: str = ""
 
     def __post_init__(self) -> None:
+        # (operand types, attrs) -> inferred result types: an unrolled Python loop emits,
+        # verifies and re-verifies the same few signatures thousands of times
+        object.__setattr__(self, "_inferred", {})
         # Callers pass an op's attrs as written; fill in optional defaults for the reference.
         if self.reference is not None and self.optional_attrs:
             ref = self.reference
@@ -84,7 +87,29 @@ class OpDef:
         Raises:
             VerifyError: wrong operand count, missing/unknown attribute, or a shape/dtype
                 rule of the op is broken (the message names the op).
+
+        A successful result is remembered per exact signature (operand types, and attribute
+        values compared with their Python types, floats bit for bit); a signature with an
+        unhashable attribute (an array, a list) is inferred each time, errors always are.
         """
+        try:
+            key: tuple | None = (tuple(operand_types), _freeze_attrs(attrs))
+            hit = self._inferred.get(key)  # type: ignore[attr-defined]
+        except _Unhashable:
+            key = hit = None
+        if hit is not None:
+            return list(hit)
+        types = self._infer_checked(operand_types, attrs)
+        if key is not None:
+            cache = self._inferred  # type: ignore[attr-defined]
+            if len(cache) >= _INFER_CACHE_SIZE:
+                cache.clear()
+            cache[key] = tuple(types)
+        return types
+
+    def _infer_checked(
+        self, operand_types: Sequence[TensorType], attrs: dict[str, Any]
+    ) -> list[TensorType]:
         if self.num_operands is not None and len(operand_types) != self.num_operands:
             raise VerifyError(
                 f"'{self.name}' op: expected {self.num_operands} operands, "
@@ -108,6 +133,30 @@ class OpDef:
             if e.message.startswith(f"'{self.name}' op"):
                 raise
             raise VerifyError(f"'{self.name}' op: {e.message}", op=self.name) from None
+
+
+#: signatures remembered per op (cleared when full)
+_INFER_CACHE_SIZE = 4096
+
+
+class _Unhashable(Exception):
+    """An attribute value :func:`_freeze_attrs` does not key on."""
+
+
+def _freeze(v: Any) -> Any:
+    t = type(v)
+    if t is float:
+        return (t, v.hex())  # 0.0 and -0.0, 1 and 1.0 and True stay distinct
+    if t is int or t is bool or t is str or t is TensorType:
+        return (t, v)
+    if t is tuple:
+        return (t, tuple(_freeze(x) for x in v))
+    raise _Unhashable
+
+
+def _freeze_attrs(attrs: dict[str, Any]) -> tuple:
+    """A hashable key equal only for attribute dicts of equal values and Python types."""
+    return tuple((k, _freeze(v)) for k, v in attrs.items())
 
 
 def _is_int(v: Any) -> bool:
