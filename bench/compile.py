@@ -16,6 +16,9 @@ LLVM, loading and the run itself.
   empty cache (issue 11 target: < 10 s on the 2-core machine);
 - **jacobi2d**: a 1000-step jacobi-2d on 256×256 with ``accy.fori_loop``, first call with an
   empty cache (target: < 2 s);
+- **cavity**: ``tests/programs/real`` ``cavity_flow`` (41×41, nt=20) with ``--nit`` pressure
+  sweeps per step, all unrolled by Python at trace time (nit=50: ~75,000 traced ops, 4,200
+  kernels of 14 distinct codes), empty cache; ``--nit 5,10,20,50`` prints the growth;
 - **transformer**: ``accy.compile`` + first call of the ``transformer_block`` workload
   (16×32, 25 kernels), empty cache.
 
@@ -91,6 +94,17 @@ f = accy.jit(jac, backend=BACKEND)
 A = numpy.random.default_rng(0).random((256, 256), dtype=numpy.float32); B = A.copy()
 t0 = time.perf_counter(); f(A, B); dt = time.perf_counter() - t0
 """,
+    "cavity": """
+import accy
+sys.path.insert(0, ROOT)
+from tests.programs.real import cases, programs
+args = list(cases.inputs("cavity_flow", "bench")); args[4] = NIT
+f = accy.jit(programs.cavity_flow, backend=BACKEND)
+t0 = time.perf_counter(); f(*args); dt = time.perf_counter() - t0
+args = list(cases.inputs("cavity_flow", "bench")); args[4] = NIT
+extra = {"nit": NIT, "ops": len(f.lower(*args).functions[0].body.ops),
+         "kernels": f.compile(*args).kernel_count}
+""",
     "transformer": """
 import accy
 from accy.profiling import workloads
@@ -119,7 +133,8 @@ STOP_CPU = "cpu = time.process_time() - c0"
 EPILOGUE = "\nprint(json.dumps({'s': dt, 'cpu': cpu, **extra}))\n"
 
 
-def run_case(name: str, cache: str, backend: str, steps: int, pyc: str) -> dict:
+def run_case(name: str, cache: str, backend: str, steps: int, pyc: str,
+             nit: int = 50) -> dict:
     """Run case ``name`` in a fresh interpreter with ``ACCY_CACHE_DIR=cache``; returns its
     JSON line (``s``: seconds of the timed region). Byte code is cached under ``pyc``
     (``PYTHONPYCACHEPREFIX``) as in an ordinary install, even where the environment sets
@@ -128,7 +143,9 @@ def run_case(name: str, cache: str, backend: str, steps: int, pyc: str) -> dict:
     case = case.replace("t0 = time.perf_counter()", f"t0 = time.perf_counter(); {START_CPU}")
     stop = "dt = time.perf_counter() - t0"
     case = case.replace(stop, f"{stop}; {STOP_CPU}")
-    setup = f"BACKEND = {backend!r}\nSTEPS = {steps}\nCHAIN = {CHAIN!r}\n"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    setup = (f"BACKEND = {backend!r}\nSTEPS = {steps}\nNIT = {nit}\nCHAIN = {CHAIN!r}\n"
+             f"ROOT = {root!r}\n")
     code = PRELUDE + setup + case + EPILOGUE
     env = dict(os.environ, ACCY_CACHE_DIR=cache, PYTHONPYCACHEPREFIX=pyc)
     for var in ("ACCY_DISABLE_DISK_CACHE", "PYTHONDONTWRITEBYTECODE"):
@@ -145,8 +162,10 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated cases")
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--steps", type=int, default=156, help="ops5000: unrolled time steps")
+    ap.add_argument("--nit", default="50",
+                    help="cavity: comma-separated pressure sweeps per time step")
     args = ap.parse_args()
-    order = ["cold", "warm", "numba", "ops5000", "jacobi2d", "transformer"]
+    order = ["cold", "warm", "numba", "ops5000", "jacobi2d", "cavity", "transformer"]
     only = [c for c in args.only.split(",") if c] or order
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="accy-bench-compile-") as root:
@@ -163,13 +182,17 @@ def main() -> None:
                     results[name] = {"error": "numba not installed (pip install accy-core[bench])"}
                     continue
             cache = chain_cache if name in ("cold", "warm") else os.path.join(root, name)
+            if name == "cavity":
+                for nit in (int(n) for n in args.nit.split(",")):
+                    results[f"cavity{nit}"] = run_case(name, f"{cache}{nit}", args.backend,
+                                                       args.steps, pyc, nit)
+                continue
             results[name] = run_case(name, cache, args.backend, args.steps, pyc)
     numba_s = results.get("numba", {}).get("s")
     print(f"{'case':<12} {'seconds':>9} {'cpu s':>7}  notes")
-    for name in order:
-        r = results.get(name)
-        if r is None:
-            continue
+    for name in [n for o in order for n in results if n == o or (
+            o == "cavity" and n.startswith("cavity"))]:
+        r = results[name]
         if "error" in r:
             print(f"{name:<12} {'-':>9} {'-':>7}  {r['error']}")
             continue

@@ -23,13 +23,14 @@ def _where(fn: Function, path: str, op: Operation) -> str:
 
 
 def _verify_op(fn: Function, op: Operation, path: str, visible: set[Value]) -> None:
-    pos = _where(fn, path, op)
     try:
         op_def = get_op_def(op.name)
     except VerifyError as e:
+        pos = _where(fn, path, op)
         raise VerifyError(f"{e.message} at {pos}", op=op.name, position=pos) from None
     for i, v in enumerate(op.operands):
         if v not in visible:
+            pos = _where(fn, path, op)
             raise VerifyError(
                 f"'{op.name}' op at {pos}: operand #{i} is not defined before use "
                 "(or is defined outside an isolated region)",
@@ -42,9 +43,11 @@ def _verify_op(fn: Function, op: Operation, path: str, visible: set[Value]) -> N
         try:
             inferred = op_def.infer_types([v.type for v in op.operands], op.attrs)
         except VerifyError as e:
+            pos = _where(fn, path, op)
             raise VerifyError(f"{e.message} at {pos}", op=op.name, position=pos) from None
         got = [r.type for r in op.results]
         if inferred != got:
+            pos = _where(fn, path, op)
             raise VerifyError(
                 f"'{op.name}' op at {pos}: result types {[str(t) for t in got]} do not match "
                 f"inferred {[str(t) for t in inferred]}",
