@@ -35,8 +35,8 @@ def _reuse_program(first: str, second: str):
 
     def temp_and_readers(x, dtype):
         if dtype == "bool":  # a map region of its own: read by two map regions below
-            rows = fb.reduce_sum(x, 1)
-            t = fb.gt(rows, 0)
+            rows = fb.reduce_sum(x, 1)  # (a division: too costly to recompute in each)
+            t = fb.gt(fb.div(rows, 3), 0)
             return fb.select(t, rows, 7), fb.select(t, 5, fb.neg(rows))
         t = fb.reduce_sum(fb.cast(x, dtype), 1)  # a reduction result is always a temporary
         return fb.reduce_sum(t), fb.reduce_max(fb.mul(t, t))

@@ -7,7 +7,12 @@ an operand of ``dot_general`` computed by arithmetic (contraction prologues only
 maps). Everything else is fused into its consumers: elementwise chains, broadcasts,
 transposes, reshapes, slices, pads, iota and scalar constants become expressions inside one
 kernel, and elementwise producers of a reduction become its prologue. Cheap ops (index maps, scalar
-constants, iota) used several times are duplicated into each consumer.
+constants, iota) used several times are duplicated into each consumer, and so are up to
+:data:`~accy.passes.fusion_rules.RECOMPUTE_BUDGET` simple arithmetic ops over values already
+in memory whose consumers read them elementwise
+(:func:`~accy.passes.fusion_rules.recomputable`). An operand of a worthwhile
+``dot_general`` that the matmul family cannot read as strides is staged into a buffer
+(:func:`_stage_dot_operands`).
 
 Region kinds: ``map`` (one output element per work-item over the result shape),
 ``reduce`` (a ``reduce.*`` or ``linalg.dot_general`` root), ``library`` (exactly one
@@ -53,40 +58,15 @@ from accy.passes.contraction import (
     operand_view,
     worthwhile,
 )
+from accy.passes.fusion_rules import (
+    INDEX_OPS,
+    ROOT_OPS,
+)
+from accy.passes.fusion_rules import is_cheap as _is_cheap
+from accy.passes.fusion_rules import is_input as _is_input
+from accy.passes.fusion_rules import recomputable as _recomputable
 
 __all__ = ["INDEX_OPS", "ROOT_OPS", "FusionPass"]
-
-INDEX_OPS = frozenset(
-    {
-        "tensor.broadcast_to",
-        "tensor.reshape",
-        "tensor.transpose",
-        "tensor.iota",
-        "tensor.slice",
-        "tensor.pad",
-        "tensor.dynamic_slice",
-    }
-)
-ROOT_OPS = frozenset({"reduce.sum", "reduce.max", "reduce.min", "linalg.dot_general"})
-
-
-def _is_scalar_constant(op: Operation | None) -> bool:
-    return op is not None and op.name == "tensor.constant" and op.results[0].type.num_elements <= 1
-
-
-def _is_cheap(op: Operation | None) -> bool:
-    """Cheap to recompute per use: index maps, iota and scalar constants."""
-    return op is not None and (op.name in INDEX_OPS or _is_scalar_constant(op))
-
-
-def _is_input(v: Value) -> bool:
-    """Values that already live in memory: params, non-scalar constants, region results."""
-    op = v.defining_op
-    if op is None:
-        return True
-    if op.name == "dispatch.region" or op.name in LOOP_OPS:
-        return True
-    return op.name == "tensor.constant" and not _is_scalar_constant(op)
 
 
 def _materialized(fn: Function) -> set[Value]:
@@ -117,7 +97,7 @@ def _materialized(fn: Function) -> set[Value]:
                 if v in mat:
                     continue
                 users = v.users
-                if (len(users) > 1 and not _is_cheap(op)) or (
+                if (len(users) > 1 and not _is_cheap(op) and not _recomputable(op, mat)) or (
                     not _is_cheap(op) and any(u.name == "linalg.dot_general" for u in users)
                 ):
                     mat.add(v)
