@@ -68,7 +68,9 @@ def test_in_place_needs_the_same_element_type() -> None:
     'load of out0 (f32) typed as i32')."""
     def body(fb):
         t = fb.reduce_sum(fb.reshape(fb.param(0), (3, 4)), 1, keepdims=True)  # temp i32[3,1]
-        r = fb.cast(fb.mul(t, t), "f32")  # map region over the dying temp, f32 out
+        # map region over the dying temp, f32 out (a division: too costly for fusion to
+        # recompute in each reader, so the cast keeps a region of its own)
+        r = fb.cast(fb.div(fb.mul(t, t), 3), "f32")
         return _twice(fb, r)
 
     module = _build([("i32", (12,))], body)
