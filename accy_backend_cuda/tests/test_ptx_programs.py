@@ -36,7 +36,9 @@ def _cases():
                 continue
             if "backend" not in inspect.signature(fn).parameters:
                 continue
-            marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"]
+            # a test's own backend list (``parametrize("backend", ...)``) is replaced by cuda
+            marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "parametrize"
+                     and m.args[0] != "backend"]
             axes = []
             for m in marks:
                 names = [n.strip() for n in m.args[0].split(",")] if isinstance(m.args[0], str) \
