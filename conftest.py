@@ -27,7 +27,9 @@ two workers cost more to start than a few tests take. This is done here rather t
 would fail with "unrecognized arguments: -n". Every worker
 (``PYTEST_XDIST_WORKER=gw0``, ``gw1``, ...) is its own process with its own private cache
 (``ACCY_TEST_CACHE_DIR`` gets one sub-folder per worker) and its own Hypothesis database
-(``.hypothesis/<worker>``), so no two workers write the same cache file.
+(``.hypothesis/<worker>``), so no two workers write the same cache file. A worker that crashes
+ends the run (``--max-worker-restart 0``), and, with pytest-timeout installed, a test that
+runs past ``SUITE_TIMEOUT_S`` fails by name: neither can leave the suite waiting for good.
 """
 
 from __future__ import annotations
@@ -133,6 +135,10 @@ def _restore_cache() -> None:
         shutil.rmtree(tmp, ignore_errors=True)  # type: ignore[arg-type]
 
 
+#: per-test limit (seconds, pytest-timeout) of a whole-suite run; the slowest test takes ~100 s
+SUITE_TIMEOUT_S = 900.0
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns 'auto' into a count
 def pytest_cmdline_main(config) -> None:
     """Default to ``-n auto --dist loadgroup`` for a whole-suite run where pytest-xdist is
@@ -147,6 +153,13 @@ def pytest_cmdline_main(config) -> None:
     option.numprocesses = "auto"
     if option.dist == "no":
         option.dist = "loadgroup"
+    if getattr(option, "maxworkerrestart", None) is None:
+        # a crashed worker ends the run (its test is reported failed) rather than being
+        # replaced: pytest-xdist 3.8's load-group scheduler can hang for good after a
+        # replacement (pytest-xdist#1323, #1378), which turned one segfault into a CI timeout
+        option.maxworkerrestart = "0"
+    if config.pluginmanager.hasplugin("timeout") and not getattr(option, "timeout", None):
+        option.timeout = SUITE_TIMEOUT_S  # a hung test fails by name instead of stalling CI
 
 
 def pytest_configure(config) -> None:  # noqa: ARG001  (pytest hook signature)

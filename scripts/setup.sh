@@ -51,7 +51,7 @@ accy_create_venv() {
         if [ -f "$pkg/pyproject.toml" ]; then editable+=(-e "./${pkg%/}"); fi
     done
     "$ACCY_PYTHON" -m pip install --disable-pip-version-check -q \
-        "${editable[@]}" pytest pytest-xdist hypothesis ruff scipy numexpr vulkan jsonschema matplotlib \
+        "${editable[@]}" pytest pytest-xdist pytest-timeout hypothesis ruff scipy numexpr vulkan jsonschema matplotlib \
         "dask[array]" distributed wheel threadpoolctl
 }
 

@@ -93,3 +93,50 @@ def test_f32_and_a_dead_matrix_is_dropped():
     del a
     gc.collect()
     assert spmv_fast.prepared_count() == 0
+
+
+_RACE = """
+import gc, threading
+import numpy as np, scipy.sparse as sp
+import accy_kernels as ak
+from accy.families import runner
+from accy_kernels import spmv_fast
+
+x = np.ones(120, np.float32)
+for trial in range(6):
+    runner._LOADED.clear()  # every thread compiles and loads the same kernel at once
+    spmv_fast.clear_prepared()
+    mats = []
+    for i in range(6):
+        m = sp.random(120, 120, density=0.05, format="csr", dtype=np.float32,
+                      random_state=10 * trial + i)
+        m.indptr, m.indices = m.indptr.astype(np.int32), m.indices.astype(np.int32)
+        mats.append(m)
+    gate = threading.Barrier(len(mats))
+
+    def first(m):
+        gate.wait()
+        ak.spmv(m, x, backend="cpu")
+
+    threads = [threading.Thread(target=first, args=(m,)) for m in mats]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gc.collect()  # a kernel lost in the race is freed here
+    for m in mats:
+        np.testing.assert_allclose(ak.spmv(m, x, backend="cpu"), m @ x, rtol=1e-5)
+print("ok")
+"""
+
+
+def test_threads_preparing_at_once_keep_their_kernels_alive():
+    # Dask's threads prepare row blocks of one shape at once: each loads the same kernel, and
+    # a prepared launch once held only the raw address of a loaded kernel that lost the race
+    # for the family cache (a segfault in CI). Run apart, so that a crash fails one test.
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _RACE],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

@@ -427,7 +427,8 @@ class CpuBackend:
 
         Returns ``(pointers, run)``: ``pointers`` is a ctypes array with one slot per buffer
         (launch order) that the caller fills with buffer addresses; ``run()`` launches with
-        the addresses it holds then. Unlike :meth:`launch`, nothing about the buffers is
+        the addresses it holds then; ``run`` holds the loaded kernel and its code, so it stays
+        valid however long it is kept. Unlike :meth:`launch`, nothing about the buffers is
         checked per call: the caller guarantees host buffers of the kernel's dtypes and
         sizes, and, for a ``noalias`` kernel, that no written buffer overlaps another.
 
@@ -447,13 +448,17 @@ class CpuBackend:
         if not self.pool.parallel(groups, work):
             raw = RAW_KERNEL_FN(ctypes.cast(fn, ctypes.c_void_p).value)
             count = ctypes.c_int32(groups)
-            return pointers, functools.partial(raw, pointers, slots, ctypes.c_int32(0), count,
-                                               count)
+            run = functools.partial(raw, pointers, slots, ctypes.c_int32(0), count, count)
+        else:
+            def part(begin: int, end: int) -> None:
+                fn(pointers, slots, begin, end, groups)
 
-        def part(begin: int, end: int) -> None:
-            fn(pointers, slots, begin, end, groups)
-
-        return pointers, functools.partial(self.pool.run, part, groups, work)
+            run = functools.partial(self.pool.run, part, groups, work)
+        # the bound launch owns its code: a raw address outliving the loaded kernel (dropped
+        # from a cache, or lost in a race of two threads loading the same kernel) would jump
+        # into freed memory
+        run.keep = (loaded, loaded.engine)
+        return pointers, run
 
     def bind_loop(self, flat: Any, kernels: dict[str, LoadedKernel]) -> Any:
         """The native driver of a flattened loop node (:mod:`accy_backend_cpu.loop_driver`):

@@ -270,5 +270,7 @@ def _load(backend: Any, kernel: Any) -> object:
         entry = _LOADED.get(id(backend))
         if entry is None or entry[0] is not backend:  # the entry holds the backend: no id reuse
             entry = _LOADED[id(backend)] = (backend, {})
-        entry[1][fp] = obj
+        # first one in wins: a second thread that compiled the same kernel meanwhile gets the
+        # stored object, so every caller holds the one that the cache keeps alive
+        obj = entry[1].setdefault(fp, obj)
     return obj
