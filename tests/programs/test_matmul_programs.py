@@ -5,11 +5,13 @@ equals numpy and the unfused programs (``fusion{contraction=library-no-epilogue}
 
 from __future__ import annotations
 
-import accy
 import accy.numpy as anp
 import numpy as np
 import pytest
 from accy.passes import get_pipeline, register_pipeline
+
+from tests.programs._contractions import compile_jit as _compile
+from tests.programs._contractions import region_kinds as _kinds
 
 RNG = np.random.default_rng(12)
 
@@ -17,13 +19,6 @@ RNG = np.random.default_rng(12)
 def _f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
-
-def _kinds(exe) -> list[str]:
-    return [op.attrs.get("kind") for op in exe.module.walk() if op.name == "dispatch.region"]
-
-
-def _compile(fn, args, backend):
-    return accy.compile(accy.jit(fn).lower(*args), backend=backend, use_cache=False)
 
 
 def _mlp(x, w, b):

@@ -5,10 +5,12 @@ per-output loop that re-reads the windows (:func:`accy.passes.fusion._stage_dot_
 
 from __future__ import annotations
 
-import accy
 import accy.numpy as anp
 import numpy as np
 import pytest
+
+from tests.programs._contractions import compile_jit as _compile
+from tests.programs._contractions import region_kinds as _kinds
 
 RNG = np.random.default_rng(5)
 
@@ -16,13 +18,6 @@ RNG = np.random.default_rng(5)
 def _f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
-
-def _kinds(exe) -> list[str]:
-    return [op.attrs.get("kind") for op in exe.module.walk() if op.name == "dispatch.region"]
-
-
-def _compile(fn, args, backend):
-    return accy.compile(accy.jit(fn).lower(*args), backend=backend, use_cache=False)
 
 
 def _conv_same(np_, x, w):
