@@ -272,3 +272,18 @@ def test_two_threads_share_the_team_without_deadlock():
         assert len(outs) == 4
         for o in outs:
             np.testing.assert_array_equal(o, want[n])
+
+
+def test_a_loop_run_by_another_thread_is_not_entered_twice():
+    # the driver's pointer table and team are per loop: a second caller while one runs takes
+    # the launch-by-launch path (False, nothing ran) instead of overwriting them
+    f = accy.jit(_two_carries)
+    f(X)
+    (driver,) = _drivers(f.compile(X))
+    runs = driver.runs
+    with driver._busy:
+        assert driver.run([np.zeros(64, np.uint8) for _ in driver.flat.origins]) is False
+    assert driver.runs == runs
+    for got, want in zip(f(X), _two_carries_np(X), strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    assert driver.runs == runs + 1

@@ -17,8 +17,6 @@ buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte sl
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
 import os
 import threading
@@ -34,8 +32,9 @@ from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
 
 from accy_backend_cpu import shared_object
+from accy_backend_cpu.bound_launch import bind_launch
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
-from accy_backend_cpu.loading import KERNEL_FN, RAW_KERNEL_FN, check_artifact, library, mcjit_engine
+from accy_backend_cpu.loading import KERNEL_FN, check_artifact, library, mcjit_engine
 from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
 from accy_backend_cpu.program_parts import (
     KERNEL_WEIGHT,
@@ -402,19 +401,23 @@ class CpuBackend:
             LaunchError: buffer/scalar count or dtype mismatch, wrong work-group size, or the
                 same buffer passed twice to a ``noalias`` kernel.
         """
+        # the engine, then the function, held to the end: a destroy in another thread (it
+        # clears the function first) then frees no code under this launch
+        engine = loaded.engine
+        fn = loaded.function
         name, meta = live_kernel(loaded)
         pointers = pack_pointers(name, meta, buffers)
         slots = pack_scalars(name, meta, scalars)
         check_workgroup(name, meta, geometry)
         groups = int(geometry.groups)
-        if groups <= 0:
+        if groups <= 0:  # (fn is not None: live_kernel saw the function after it was read)
             return
-        fn = loaded.function
 
         def run(begin: int, end: int) -> None:
             fn(pointers, slots, begin, end, groups)
 
         self.pool.run(run, groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
+        del engine
 
     def bind_launch(self, loaded: LoadedKernel, geometry: Any,
                     scalars: Sequence[tuple[str, int | float]],
@@ -428,37 +431,15 @@ class CpuBackend:
         Returns ``(pointers, run)``: ``pointers`` is a ctypes array with one slot per buffer
         (launch order) that the caller fills with buffer addresses; ``run()`` launches with
         the addresses it holds then; ``run`` holds the loaded kernel and its code, so it stays
-        valid however long it is kept. Unlike :meth:`launch`, nothing about the buffers is
+        valid however long it is kept, and raises ``LaunchError`` once the kernel was
+        destroyed (:meth:`destroy`). Unlike :meth:`launch`, nothing about the buffers is
         checked per call: the caller guarantees host buffers of the kernel's dtypes and
         sizes, and, for a ``noalias`` kernel, that no written buffer overlaps another.
 
         Raises:
             LaunchError: scalar count or dtype mismatch, or the wrong work-group size.
         """
-        name, meta = live_kernel(loaded)
-        slots = pack_scalars(name, meta, scalars)
-        check_workgroup(name, meta, geometry)
-        groups = int(geometry.groups)
-        pointers = (ctypes.c_void_p * max(1, len(meta["buffers"])))()
-        fn = loaded.function
-        if groups <= 0:
-            return pointers, lambda: None
-        work = meta["workgroup_size"] * meta.get("work_per_item", 1) if work is None \
-            else max(1, -(-int(work) // groups))
-        if not self.pool.parallel(groups, work):
-            raw = RAW_KERNEL_FN(ctypes.cast(fn, ctypes.c_void_p).value)
-            count = ctypes.c_int32(groups)
-            run = functools.partial(raw, pointers, slots, ctypes.c_int32(0), count, count)
-        else:
-            def part(begin: int, end: int) -> None:
-                fn(pointers, slots, begin, end, groups)
-
-            run = functools.partial(self.pool.run, part, groups, work)
-        # the bound launch owns its code: a raw address outliving the loaded kernel (dropped
-        # from a cache, or lost in a race of two threads loading the same kernel) would jump
-        # into freed memory
-        run.keep = (loaded, loaded.engine)
-        return pointers, run
+        return bind_launch(self.pool, loaded, geometry, scalars, work)
 
     def bind_loop(self, flat: Any, kernels: dict[str, LoadedKernel]) -> Any:
         """The native driver of a flattened loop node (:mod:`accy_backend_cpu.loop_driver`):
@@ -495,6 +476,7 @@ class CpuBackend:
     def destroy(self, obj: Any) -> None:
         """Release a stream, event or loaded kernel (its JIT engine and code)."""
         if isinstance(obj, LoadedKernel):
+            # the function first: launch and bind_launch read the engine, then the function
             obj.function = obj.engine = obj.driver = None
             self._live["kernels"].discard(id(obj))
         elif isinstance(obj, _Handle):

@@ -40,12 +40,14 @@ _lock = threading.Lock()
 _drivers: dict[str, tuple[Any, Any, Any]] = {}
 
 
-def _driver(backend: Any, kernels: dict[str, Any]) -> tuple[Any, Any]:
-    """``(run, help)`` ctypes functions of the driver: the one in the kernels' program
-    (``LoadedKernel.driver``), else one compiled in this process (once per target)."""
+def _driver(backend: Any, kernels: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """``(run, help, engine)``: the ctypes functions of the driver and what holds their
+    code: the one in the kernels' program (``LoadedKernel.driver``, its engine), else one
+    compiled in this process (once per target, kept for the process)."""
     for loaded in kernels.values():
-        if getattr(loaded, "driver", None) is not None:
-            return loaded.driver
+        engine, driver = loaded.engine, getattr(loaded, "driver", None)
+        if driver is not None and engine is not None:
+            return driver[0], driver[1], engine
     from accy.codegen.worker import compile_here
 
     key = backend.target.fingerprint()
@@ -57,7 +59,7 @@ def _driver(backend: Any, kernels: dict[str, Any]) -> tuple[Any, Any]:
             engine, addresses = backend._engine([obj], DRIVER_ENTRIES)
             got = _drivers[key] = (engine, RUN_FN(addresses[DRIVER_ENTRIES[0]]),
                                    HELP_FN(addresses[DRIVER_ENTRIES[1]]))
-    return got[1], got[2]
+    return got[1], got[2], got[0]
 
 
 def _address(buf: np.ndarray) -> int:
@@ -72,29 +74,48 @@ class NativeLoop:
     """
 
     def __init__(self, backend: Any, flat: Any, code: np.ndarray, keep: list[Any],
-                 parallel: bool, driver: tuple[Any, Any]) -> None:
+                 parallel: bool, driver: tuple[Any, Any, Any]) -> None:
         self.backend = backend
         self.flat = flat
         self.code = code
-        self._keep = keep  # packed scalars and loaded kernels the code points into
+        # packed scalars, loaded kernels and their engines (the code) that the code points
+        # into: a destroyed kernel's engine stays alive here, and run() refuses to start
+        self._keep = keep
+        self._kernels = list(keep[::3])  # (kernel, engine, scalars) per launch
         self.parallel = parallel
         self.entries = np.array([e for e, _, _ in flat.origins], dtype=np.int64)
         self.element_bytes = np.array(flat.element_bytes, dtype=np.int64)
         self.table = np.zeros(max(1, flat.size), dtype=np.int64)
         self.team = np.zeros(32, dtype=np.int64)
-        self._run, self._help = driver
+        self._run, self._help, self._driver_code = driver
         self.runs = 0
+        self._busy = threading.Lock()
 
     def run(self, buffers: list[Any]) -> bool:
         """Run the loop on ``buffers`` (one per :attr:`FlatLoop.origins` entry, in order).
 
         Returns False, having run nothing, when a buffer is not a CPU buffer of whole
-        elements or two buffers that meet in a launch overlap (the caller then runs the
-        loop launch by launch, whose checks name the problem).
+        elements, two buffers that meet in a launch overlap (the caller then runs the
+        loop launch by launch, whose checks name the problem), or another thread is running
+        this loop now.
 
         Raises:
+            LaunchError: one of its kernels was destroyed (:meth:`CpuBackend.destroy`).
             InternalError: the driver met a bad instruction (a bug; please report).
         """
+        for loaded in self._kernels:
+            live_kernel(loaded)
+        # its pointer table and team are this loop's own: a second thread running it at
+        # once (the executable's lock serializes calls; this guards any other caller) takes
+        # the launch-by-launch path instead of sharing them
+        if not self._busy.acquire(blocking=False):
+            return False
+        try:
+            return self._run_locked(buffers)
+        finally:
+            self._busy.release()
+
+    def _run_locked(self, buffers: list[Any]) -> bool:
         n = len(buffers)
         spans = np.empty((n, 2), dtype=np.int64)
         for i, buf in enumerate(buffers):
@@ -166,7 +187,7 @@ def bind_loop(backend: Any, flat: Any, kernels: dict[str, Any]) -> NativeLoop | 
                 return None
             check_workgroup(name, meta, Geometry(ln.groups, ln.workgroup_size))
             scalars = pack_scalars(name, meta, list(ln.scalars))
-            keep += [loaded, scalars]
+            keep += [loaded, loaded.engine, scalars]
             work = meta["workgroup_size"] * meta.get("work_per_item", 1)
             parts = pool._parts(ln.groups, work)
             parallel |= parts > 1

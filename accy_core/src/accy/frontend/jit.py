@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,7 @@ class Jitted:
         # C-contiguous numpy arrays skip the signature's flattening (see __call__)
         self._fast: dict[tuple, _Entry] = {}
         self._last: _Entry | None = None  # the entry of the latest such call, tried first
+        self._lock = threading.RLock()
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
 
     @property
@@ -136,7 +138,12 @@ class Jitted:
         key, leaves, types = self._signature(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._cache[key] = self._trace(args, kwargs, types)
+            # one trace per signature however many threads meet it first (an RLock: a
+            # traced function may call this jitted function's lower())
+            with self._lock:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._cache[key] = self._trace(args, kwargs, types)
         return entry, leaves
 
     # ------------------------------------------------------------ public API
@@ -168,7 +175,10 @@ class Jitted:
         if entry.executable is None:
             import accy
 
-            entry.executable = accy.compile(entry.module, backend=self.backend)
+            exe = accy.compile(entry.module, backend=self.backend)
+            with self._lock:  # first one in wins: every thread runs the one kept
+                if entry.executable is None:
+                    entry.executable = exe
         return entry.executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,7 @@ with a different provider is an error naming both.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -54,6 +55,8 @@ _pipelines: dict[str, str] = {}
 _pipeline_providers: dict[str, str] = {}
 _problems: list[str] = []
 _plugins_loaded = False
+_PLUGIN_LOCK = threading.RLock()
+_PLUGIN_LOCK_DEPTH: list[int] = []  # non-empty while this process adds plugins
 
 
 def _provider_of(cls: type) -> str:
@@ -222,10 +225,24 @@ def _pairs(results: Any) -> Iterator[tuple[str | None, Any]]:
 
 
 def _load_plugins() -> None:
+    """Add the plugins' passes and pipelines once. The flag is set only when they are in,
+    under a lock (the same thread may come back through a hook: an RLock), so that a second
+    thread never looks a plugin pipeline up before it is added."""
     global _plugins_loaded
     if _plugins_loaded:
         return
-    _plugins_loaded = True
+    with _PLUGIN_LOCK:
+        if _plugins_loaded or _PLUGIN_LOCK_DEPTH:
+            return
+        _PLUGIN_LOCK_DEPTH.append(1)
+        try:
+            _add_plugins()
+        finally:
+            _PLUGIN_LOCK_DEPTH.clear()
+        _plugins_loaded = True
+
+
+def _add_plugins() -> None:
     for hook, add in (("accy_passes", _add_plugin_pass), ("accy_pipelines", _add_plugin_pipeline)):
         try:
             results = _hook_results(hook)

@@ -257,6 +257,6 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
             store_graph(pkey, graph)
     exe = _executable(be, graph, final, stats, stages, fn_name)
     if use_cache:
-        with _LOCK:
-            _MEMORY[key] = exe
+        with _LOCK:  # first one in wins: threads that compiled the same module at once
+            exe = _MEMORY.setdefault(key, exe)  # all get the executable the cache keeps
     return exe

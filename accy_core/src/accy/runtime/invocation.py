@@ -281,10 +281,13 @@ class Invocation:
         """Wait for an in-flight submission, free the buffers, return the workspace.
 
         Idempotent. Raises BackendError if a release failed (all others still happen).
+        Under the executable's lock: a submit of this invocation in another thread finishes
+        before its buffers are freed.
         """
         if self._finalizer is not None:
             self._finalizer.detach()
-        self._state.release()
+        with self.exe._lock:
+            self._state.release()
 
     def __enter__(self) -> Invocation:
         return self

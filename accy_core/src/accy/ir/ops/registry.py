@@ -7,6 +7,7 @@ every backend is tested against).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,12 +222,19 @@ def op_names() -> list[str]:
 
 
 _loaded = False
+_LOAD_LOCK = threading.RLock()
 
 
 def _ensure_loaded() -> None:
+    """Import every op module once. The flag is set only after the imports finished, under a
+    lock: a thread that set it first and then imported let a second thread look ops up in a
+    half-filled registry (``unknown op 'math.sin'`` when threads traced at once)."""
     global _loaded
-    if not _loaded:
-        _loaded = True
+    if _loaded:
+        return
+    with _LOAD_LOCK:
+        if _loaded:
+            return
         from accy.ir.ops import (  # noqa: F401
             arith,
             dispatch,
@@ -240,3 +248,4 @@ def _ensure_loaded() -> None:
             reduce,
             tensor,
         )
+        _loaded = True

@@ -1,0 +1,164 @@
+"""What may be called from several threads at once (docs/runtime.md, "Threads"): the op
+registry's first use, one ``@accy.jit`` function's first calls, ``accy.compile`` of one
+module; and what a prepared launch does once its kernel was destroyed (``LaunchError``,
+never a jump into freed code).
+
+Each stress runs in a fresh interpreter under ``-X faulthandler``: the races are at first
+use (nothing loaded or cached yet), and a regression that crashes must fail one test, not
+kill the worker that runs the suite.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import accy
+import accy.numpy as anp
+import numpy as np
+import pytest
+from accy import lax
+from accy.errors import LaunchError
+
+
+def _run(script: str) -> str:
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", script],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout.strip()
+
+
+_OPS = """
+import threading
+from accy.ir.ops.registry import get_op_def
+gate, bad = threading.Barrier(8), []
+
+def look():
+    gate.wait()
+    try:
+        get_op_def("math.sin")
+    except Exception as e:
+        bad.append(repr(e))
+
+threads = [threading.Thread(target=look) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(bad or "ok")
+"""
+
+
+def test_threads_meeting_the_op_registry_first_see_every_op():
+    # the registry imported its op modules on first use after setting its "loaded" flag: a
+    # second thread then met a half-filled registry ("unknown op 'math.sin'" when Dask's
+    # threads traced their first blocks at once)
+    assert _run(_OPS) == "ok"
+
+
+_JIT = """
+import threading
+import numpy as np
+import accy, accy.numpy as anp
+from accy import lax
+
+def small(x, y):
+    return anp.sin(x) * y + 1.0
+
+def looped(x):  # a loop node: the native loop driver and its per-executable table
+    return lax.fori_loop(0, 4, lambda i, c: c * 0.5 + 1.0, x)
+
+f, g = accy.jit(small), accy.jit(looped)
+x = np.linspace(0, 1, 256, dtype=np.float32)
+want_f = np.sin(x) * x + 1.0
+want_g = x.copy()
+for _ in range(4):
+    want_g = want_g * np.float32(0.5) + np.float32(1.0)
+gate, bad, exes = threading.Barrier(6), [], set()
+
+def work():
+    gate.wait()
+    try:
+        for _ in range(10):
+            np.testing.assert_allclose(f(x, x), want_f, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(g(x), want_g, rtol=1e-5, atol=1e-6)
+        exes.add(id(f.compile(x, x)))
+    except Exception as e:
+        bad.append(repr(e))
+
+threads = [threading.Thread(target=work) for _ in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(bad or (f.trace_count, g.trace_count, len(exes)))
+"""
+
+
+def test_threads_calling_one_jitted_function_first_trace_and_compile_it_once():
+    assert _run(_JIT) == "(1, 1, 1)"
+
+
+_COMPILE = """
+import threading
+import accy
+from accy.runtime.compiler import clear_memory_cache
+
+import numpy as np
+clear_memory_cache()
+module = accy.jit(lambda x: x * x + 2.0).lower(np.ones(64, np.float32))
+gate, got = threading.Barrier(4), []
+
+def work():
+    gate.wait()
+    got.append(accy.compile(module, backend="cpu"))
+
+threads = [threading.Thread(target=work) for _ in range(4)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len({id(e) for e in got}), got[0] is accy.compile(module, backend="cpu"))
+"""
+
+
+def test_threads_compiling_one_module_at_once_get_the_one_executable_kept():
+    # the second executable stored used to replace the first: callers held different ones
+    assert _run(_COMPILE) == "1 True"
+
+
+def _destroy_all(exe) -> None:
+    be = exe.backend
+    for name in exe.graph.kernels:
+        be.destroy(exe._kernel(name))
+
+
+def test_a_destroyed_kernel_fails_the_small_call_plan_with_a_launch_error():
+    # the plan's bound launch holds the kernel's code alive; once the kernel is destroyed
+    # it must refuse to run rather than run (or jump into) code nobody owns
+    f = accy.jit(lambda x, y: x * y + 1.0)
+    x = np.ones(64, np.float32)
+    exe = accy.compile(f.lower(x, x), backend="cpu", use_cache=False)
+    np.testing.assert_allclose(exe(x, x)[0], x * x + 1.0)  # builds the plan
+    assert exe._fast
+    _destroy_all(exe)
+    with pytest.raises(LaunchError, match="destroyed"):
+        exe(x, x)
+    exe.close()  # released: the next call loads the kernels again
+    np.testing.assert_allclose(exe(x, x)[0], x * x + 1.0)
+
+
+def test_a_destroyed_kernel_fails_the_native_loop_with_a_launch_error():
+    x = np.linspace(0, 1, 64, dtype=np.float32)
+    f = accy.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: anp.sin(c) + 1.0, x))
+    exe = accy.compile(f.lower(x), backend="cpu", use_cache=False)
+    want = x.copy()
+    for _ in range(3):
+        want = np.sin(want) + np.float32(1.0)
+    np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5)
+    assert any(exe._native.values())  # the native driver ran it
+    _destroy_all(exe)
+    with pytest.raises(LaunchError, match="destroyed"):
+        exe(x)
+    exe.close()
+    np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5)
