@@ -24,14 +24,23 @@ OTHER_DTYPES = [(3, BLOCK + 1), (2, 1031), (3, COLUMN_WIDTH + 5), (4, 5, 6),
                 (3, 4 * COLUMN_WIDTH + 453)]  # f64, i32
 
 
-def test_column_width_splits_over_threads_within_bounds():
+def test_column_width_whole_rows_within_bounds():
     from accy.passes.reduce_lanes import COLUMN_BYTES, column_width
 
-    assert column_width(4096, 4, 2) == 2048  # one column block per thread, 8 KiB
-    assert column_width(4096, 8, 2) == COLUMN_BYTES // 8  # at most COLUMN_BYTES
-    assert column_width(4096, 4, 16) == COLUMN_WIDTH  # at least COLUMN_WIDTH
-    assert column_width(1031, 4, 2) == 576  # multiples of 64
-    assert column_width(100, 4, 2) == 100  # never more than the outputs
+    assert column_width(4096, 4) == 4096  # a whole 16 KiB row per work-item
+    assert column_width(4096, 8) == COLUMN_BYTES // 8  # at most COLUMN_BYTES
+    assert column_width(5000, 4) == 2560  # two nearly equal blocks, multiples of 64
+    assert column_width(100, 4) == 100  # never more than the outputs
+
+
+def test_column_split_bounds():
+    from accy.passes.reduction_split import COLUMN_ITEMS, MIN_ROWS, column_splits
+
+    assert column_splits(1, 4096, 4096, 4) == (COLUMN_ITEMS, 4096)  # one block: 16 partials
+    assert column_splits(1, 4099, 4096, 4) == (COLUMN_ITEMS, 4112)  # a prime: padded
+    assert column_splits(1, 4 * MIN_ROWS, 4096, 4) == (4, 4 * MIN_ROWS)  # >= MIN_ROWS rows
+    assert column_splits(COLUMN_ITEMS, 4096, 4096, 4)[0] == 1  # enough column blocks
+    assert column_splits(1, 64, 64, 4)[0] == 1  # too little work
 
 
 def _program(x):
@@ -130,3 +139,18 @@ def test_split_keeps_outer_and_inner_axes(shape, axis, keepdims):
                               anp.min(a, axis=axis, keepdims=keepdims)), backend="cpu")(x)
     np.testing.assert_array_equal(got[0], x.sum(axis=axis, keepdims=keepdims))
     np.testing.assert_array_equal(got[1], x.min(axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((1024, 300), 0), ((4099, 70), 0),
+                                             ((2, 2053, 130), 1)])  # a divisor; prime: padded
+def test_column_reduction_split_on_cpu(shape, axis):
+    """A column reduction of one column block is split into partials over row blocks
+    (reduction_split.column_splits): two kernels per reduction, numpy's results (exact:
+    integers), max with the identity in the padded rows."""
+    x = np.random.default_rng(2).integers(-50, 50, shape).astype(np.float32)
+    x[-1, ...] = -1e4  # the last row, next to any padding
+    f = accy.jit(lambda a: (anp.sum(a, axis=axis), anp.max(a, axis=axis)), backend="cpu")
+    assert f.compile(x).kernel_count == 4
+    got = f(x)
+    np.testing.assert_array_equal(np.asarray(got[0]), x.sum(axis=axis))
+    np.testing.assert_array_equal(np.asarray(got[1]), x.max(axis=axis))

@@ -14,7 +14,8 @@ backend's pool split by work-items. A ``lanes`` kernel views the reduced operand
 - **column** (``B > 1``): one work-item per ``V`` consecutive outputs along ``B`` (``V`` the
   candidate's ``items_per_thread``, :func:`column_width` by default), an array of ``V``
   accumulators to which each reduced row adds a contiguous run — the order numpy's own
-  axis-0 reduction adds in.
+  axis-0 reduction adds in (on host targets a long one is first split into partial sums
+  over row blocks, :mod:`accy.passes.reduction_split`, which are then added in order).
 
 Max/min propagate NaN per lane and across lanes as ``numpy.max`` does. Non-contiguous
 reduced axes and contractions have no ``lanes`` form (:func:`lanes_view` returns None).
@@ -53,14 +54,16 @@ __all__ = ["BLOCK_STEPS", "COLUMN_BYTES", "COLUMN_WIDTH", "ROW_LANES", "column_w
 ROW_LANES = 32
 #: Steps of ROW_LANES elements per Kahan-compensated block of a float row sum.
 BLOCK_STEPS = 8
-#: Outputs per work-item of a column reduction at least (its accumulator array: 2-4 KiB,
-#: in L1) ...
+#: Outputs per work-item of a column reduction at least (when the kept extent allows) ...
 COLUMN_WIDTH = 512
-#: ... and at most this many bytes of accumulators (2048 f32, 1024 f64), as wide as still
-#: gives every pool thread a work-item: each reduced row then adds a longer contiguous run.
-#: [4096, 4096] f32 over axis 0 on 2 threads: 2 KiB runs of a 16 KiB row restarted the
-#: prefetcher on every page; 2048 outputs per work-item took 0.7x the CPU time of 512.
-COLUMN_BYTES = 8192
+#: ... and at most this many bytes of accumulators (4096 f32, 2048 f64: half of a 32 KiB L1
+#: data cache, as numpy's own axis-0 loop keeps its output row). Each reduced row adds one
+#: contiguous run of the width into them: [4096, 4096] f32 over axis 0 on one thread took
+#: 1.5x numpy's CPU time in 2 KiB runs (512 wide), 1.2x in 8 KiB runs, 1.0-1.1x in whole
+#: 16 KiB rows, as the prefetcher restarts at each run. Work for the pool's threads comes
+#: from splitting the reduced rows (:mod:`accy.passes.reduction_split`), not from narrower
+#: column blocks.
+COLUMN_BYTES = 16384
 
 
 def lanes_view(root: Operation | None) -> tuple[int, int, int] | None:
@@ -76,18 +79,16 @@ def lanes_view(root: Operation | None) -> tuple[int, int, int] | None:
     return math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:])
 
 
-def column_width(b: int, itemsize: int = 4, threads: int | None = None) -> int:
+def column_width(b: int, itemsize: int = 4) -> int:
     """Outputs per work-item of a column reduction with ``b`` trailing kept elements of
-    ``itemsize`` bytes: ``b`` split over ``threads`` (default: the CPU backend's,
-    ``ACCY_NUM_THREADS``) in multiples of 64, within ``[COLUMN_WIDTH, COLUMN_BYTES /
-    itemsize]``, and at most ``b``. Each output's sum order never depends on it."""
-    if threads is None:
-        from accy.config import num_threads
-
-        threads = num_threads()
-    per_thread = -(-b // max(1, threads))
-    share = -(-per_thread // 64) * 64
-    return min(b, max(COLUMN_WIDTH, min(COLUMN_BYTES // itemsize, share)))
+    ``itemsize`` bytes: ``b`` in as few blocks of at most :data:`COLUMN_BYTES` as it takes,
+    of nearly equal widths rounded up to a multiple of 64 (the last block may be narrower),
+    and at most ``b``. Each output's sum order never depends on it."""
+    if b <= 0:
+        return b
+    widest = max(COLUMN_WIDTH, COLUMN_BYTES // itemsize)
+    per_block = -(-b // -(-b // widest))
+    return min(b, -(-per_block // 64) * 64)
 
 
 def _x_index(x_shape: tuple[int, ...], lo: int, hi: int, a: Expr, r: Expr, b: Expr,

@@ -5,7 +5,7 @@ stage      pipeline
 =========  ==========================================================================
 contract   verify, canonicalize, constant-fold, cse, dce
 tensor     lower activations, einsum (contraction paths), reductions, indexing; clean up
-dispatch   loop bodies prepared for the launch graph; few-output reductions split (host
+dispatch   loop bodies prepared for the launch graph; few-work-item reductions split (host
            targets); fusion into ``dispatch.region``; carried window updates in place
 memory     bufferization into slots
 kernel     outlining each region into a kernel-IR function
