@@ -111,3 +111,19 @@ def test_disabled_cache(monkeypatch):
     monkeypatch.setenv("ACCY_DISABLE_DISK_CACHE", "1")
     cache = ArtifactCache()
     assert not cache.enabled and cache.load("x") is None
+
+
+def test_a_pool_shut_down_by_another_thread_runs_the_launch_on_the_caller():
+    # backend.close() in one thread while another launches: submit() raised RuntimeError
+    # ("cannot schedule new futures after shutdown") out of the launch
+    from concurrent.futures import ThreadPoolExecutor
+
+    from accy_backend_cpu.threadpool import WorkgroupPool, split_range
+
+    pool = WorkgroupPool(4, min_items_per_thread=1)
+    dead = ThreadPoolExecutor(1)
+    dead.shutdown()
+    pool._pool = lambda: dead
+    seen: list[tuple[int, int]] = []
+    pool.run(lambda b, e: seen.append((b, e)), 8, 1)
+    assert sorted(seen) == split_range(8, 4)

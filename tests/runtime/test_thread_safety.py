@@ -162,3 +162,30 @@ def test_a_destroyed_kernel_fails_the_native_loop_with_a_launch_error():
         exe(x)
     exe.close()
     np.testing.assert_allclose(exe(x)[0], want, rtol=1e-5)
+
+
+def test_a_family_kernel_that_loses_the_load_race_is_released():
+    # two threads loading one family kernel: the second one stored gets the first, and the
+    # one it loaded itself is destroyed at once (a device pipeline would wait for GC)
+    from accy.backend import RecordingBackend
+    from accy.families import runner
+    from accy.kernel import KernelBuilder
+
+    kb = KernelBuilder("race_copy", 64)
+    y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
+    i = kb.global_id()
+    kb.store(y, i, x[i])
+    kernel = kb.build()
+    be = RecordingBackend()
+    real = be.load
+
+    def load_after_another_thread(artifact):
+        be.load = real
+        first.append(runner._load(be, kernel))  # another thread gets there first
+        return real(artifact)
+
+    first: list = []
+    be.load = load_after_another_thread
+    got = runner._load(be, kernel)
+    assert got is first[0] is runner._load(be, kernel)
+    assert be.live_objects()["kernels"] == 1

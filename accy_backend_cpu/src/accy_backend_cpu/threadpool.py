@@ -72,9 +72,18 @@ class WorkgroupPool:
             fn(0, groups)
             return
         ranges = split_range(groups, parts)
-        pool = self._pool()
-        futures: list[Future[None]] = [pool.submit(fn, b, e) for b, e in ranges[1:]]
+        futures: list[Future[None]] = []
+        try:
+            pool = self._pool()
+            for b, e in ranges[1:]:
+                futures.append(pool.submit(fn, b, e))
+        except RuntimeError:  # shut down by another thread meanwhile: the rest runs here
+            inline = ranges[1 + len(futures):]
+        else:
+            inline = []
         fn(*ranges[0])
+        for b, e in inline:
+            fn(b, e)
         for f in futures:
             f.result()
 

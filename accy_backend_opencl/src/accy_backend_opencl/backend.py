@@ -277,9 +277,12 @@ class OpenCLBackend(QueueOps):
             if geometry.groups == 0:
                 done = cl.enqueue_marker(queue, wait_for=waits or None)
             else:
-                loaded.kernel.set_args(*args)
+                kernel = loaded.kernel  # under the lock: a destroy in another thread is done
+                if kernel is None:
+                    raise LaunchError(f"launch {name!r}: the kernel was destroyed")
+                kernel.set_args(*args)
                 done = cl.enqueue_nd_range_kernel(
-                    queue, loaded.kernel, (geometry.total_items,), (geometry.workgroup_size,),
+                    queue, kernel, (geometry.total_items,), (geometry.workgroup_size,),
                     wait_for=waits or None)
             self._after_launch(stream, done)
         if signal_event is not None:
@@ -324,7 +327,8 @@ class OpenCLBackend(QueueOps):
             obj.event = None
             self._live["events"].discard(id(obj))
         elif isinstance(obj, LoadedKernel) and obj.kernel is not None:
-            obj.kernel = obj.program = None
+            with self._lock:  # not while a launch sets its arguments and enqueues it
+                obj.kernel = obj.program = None
             self._live["kernels"].discard(id(obj))
 
     def close(self) -> None:

@@ -272,5 +272,7 @@ def _load(backend: Any, kernel: Any) -> object:
             entry = _LOADED[id(backend)] = (backend, {})
         # first one in wins: a second thread that compiled the same kernel meanwhile gets the
         # stored object, so every caller holds the one that the cache keeps alive
-        obj = entry[1].setdefault(fp, obj)
-    return obj
+        kept = entry[1].setdefault(fp, obj)
+    if kept is not obj:  # ours lost the race and nothing else holds it: release it now (a
+        backend.destroy(obj)  # device pipeline or program would otherwise wait for GC)
+    return kept

@@ -41,8 +41,9 @@ def _jitted(name: str, backend: str, fn: Callable[..., Any], static: tuple[int, 
     if j is None:
         from accy.frontend.jit import Jitted
 
-        j = _JITS[key] = Jitted(fn, backend=backend, static_argnums=static,
-                                name=f"device_{name}")
+        # first one in wins: threads meeting a new op at once share one jitted function
+        j = _JITS.setdefault(key, Jitted(fn, backend=backend, static_argnums=static,
+                                         name=f"device_{name}"))
     return j
 
 
