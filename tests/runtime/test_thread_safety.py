@@ -127,6 +127,48 @@ def test_threads_compiling_one_module_at_once_get_the_one_executable_kept():
     assert _run(_COMPILE) == "1 True"
 
 
+_SHARED = """
+import threading
+import numpy as np
+import accy, accy.numpy as anp
+from accy import lax
+
+f = accy.jit(lambda x, y: anp.sin(x) * y + 1.0)
+g = accy.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 0.5 + x, x))
+n = 512
+exe_f = f.compile(np.ones(n, np.float32), np.ones(n, np.float32))
+exe_g = g.compile(np.ones(n, np.float32))
+gate, bad = threading.Barrier(6), []
+
+def work(t):
+    # each thread its own inputs: the small-call plan's argument arrays and the native
+    # loop's address table are the executable's, shared by every caller
+    rng = np.random.default_rng(t)
+    gate.wait()
+    try:
+        for _ in range(200):
+            x = rng.random(n, dtype=np.float32)
+            np.testing.assert_allclose(exe_f(x, x)[0], np.sin(x) * x + 1.0, rtol=1e-5)
+            c = x.copy()
+            for _ in range(3):
+                c = c * np.float32(0.5) + x
+            np.testing.assert_allclose(exe_g(x)[0], c, rtol=1e-5)
+    except Exception as e:
+        bad.append(repr(e)[:300])
+
+threads = [threading.Thread(target=work, args=(t,)) for t in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(bad[0] if bad else "ok")
+"""
+
+
+def test_threads_calling_one_executable_with_their_own_inputs_get_their_own_results():
+    assert _run(_SHARED) == "ok"
+
+
 def _destroy_all(exe) -> None:
     be = exe.backend
     for name in exe.graph.kernels:
@@ -189,3 +231,29 @@ def test_a_family_kernel_that_loses_the_load_race_is_released():
     got = runner._load(be, kernel)
     assert got is first[0] is runner._load(be, kernel)
     assert be.live_objects()["kernels"] == 1
+
+
+def test_a_call_while_another_thread_closes_the_executable_never_keeps_released_kernels():
+    # close() cleared the small-call plan under the lock but released the kernels after it:
+    # a call in between built a new plan on the kernels about to be destroyed, and every
+    # later call raised LaunchError ("the kernel was destroyed")
+    import threading
+
+    f = accy.jit(lambda x, y: x * y + 2.0)
+    x = np.ones(64, np.float32)
+    exe = accy.compile(f.lower(x, x), backend="cpu", use_cache=False)
+    exe(x, x)
+    res, real, calls, helpers = exe._res, exe._res.release, [], []
+
+    def release_with_a_call_in_between():
+        t = threading.Thread(target=lambda: calls.append(exe(x, x)[0]))
+        t.start()
+        t.join(0.3)  # it runs now if close() let go of the lock, else once close is done
+        real()
+        helpers.append(t)
+
+    res.release = release_with_a_call_in_between
+    exe.close()
+    helpers[0].join()
+    np.testing.assert_allclose(calls[0], x * x + 2.0)
+    np.testing.assert_allclose(exe(x, x)[0], x * x + 2.0)

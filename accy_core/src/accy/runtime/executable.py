@@ -34,7 +34,8 @@ class Executable:
     zero-copy; elsewhere they are copied per call. Constants live as long as the executable;
     temporaries belong to a workspace that invocations take from a pool and give back, so
     repeated calls reuse them. :meth:`close` (a ``with`` block, or garbage collection)
-    releases kernels, buffers, streams and events. Calls are serialized by a lock.
+    releases kernels, buffers, streams and events. Calls (and ``close``) are serialized by a
+    lock, so one executable may be called from several threads.
 
     Args:
         backend: the live backend.
@@ -322,10 +323,10 @@ class Executable:
         Raises:
             BackendError: a release failed (everything else is still released).
         """
-        with self._lock:
+        with self._lock:  # all of it: a call in between would bind what is being released
             self._fast = None  # it holds the kernels' and persistent buffers' addresses
             self._native = {}  # so do the native loop drivers
-        self._res.release()
+            self._res.release()
 
     def __enter__(self) -> Executable:
         return self
