@@ -140,3 +140,33 @@ def test_threads_preparing_at_once_keep_their_kernels_alive():
     proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _RACE],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+_DIES_UNDER_LOCK = """
+import numpy as np, scipy.sparse as sp
+import accy_kernels as ak
+from accy_kernels import _layout_cache, spmv_fast
+
+x = np.ones(50, np.float32)
+for cache, fmt in ((spmv_fast, "csr"), (_layout_cache, "ell")):
+    m = sp.random(40, 50, density=0.1, format="csr", dtype=np.float32, random_state=1)
+    m.indptr, m.indices = m.indptr.astype(np.int32), m.indices.astype(np.int32)
+    kw = {} if fmt == "csr" else {"format": fmt}
+    np.testing.assert_allclose(ak.spmv(m, x, backend="cpu", **kw), m @ x, rtol=1e-5)
+    with cache._lock:  # the matrix dies in a thread that holds the cache's lock
+        del m
+    assert (spmv_fast.prepared_count() if cache is spmv_fast
+            else _layout_cache.cache_info()["entries"]) == 0
+print("ok")
+"""
+
+
+def test_a_matrix_dying_while_its_cache_lock_is_held_does_not_hang():
+    # the weak-reference callback took the cache's non-reentrant lock: a matrix collected
+    # in a thread inside the locked section (a collection triggered there) hung it for good
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _DIES_UNDER_LOCK],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from accy_kernels._weak_drops import WeakDrops
+
 __all__ = ["MAX_BYTES", "MAX_ENTRIES", "cache_info", "cached_layout", "clear_layout_cache",
            "fingerprint", "set_layout_cache_limits"]
 
@@ -47,6 +49,7 @@ MAX_BYTES = int(os.environ.get("ACCY_SPMV_LAYOUT_CACHE_BYTES", 8 << 30))
 _CHUNK = 32 << 20  # bytes per checksum chunk (zlib releases the GIL on large buffers)
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, tuple[Any, tuple, tuple, int]] = OrderedDict()
+_drops = WeakDrops(_lock, _entries, lambda e: e[0])  # a dead matrix's entry goes
 _stats = {"hits": 0, "misses": 0}
 _pool: ThreadPoolExecutor | None = None
 
@@ -93,6 +96,7 @@ def cached_layout(A: Any, params: tuple, arrays: tuple[np.ndarray, ...],
     key = (id(A), *params)
     fp = (tuple(A.shape), fingerprint(arrays))
     with _lock:
+        _drops.purge()
         hit = _entries.get(key)
         if hit is not None and hit[0]() is A and hit[1] == fp:
             _entries.move_to_end(key)
@@ -107,8 +111,9 @@ def cached_layout(A: Any, params: tuple, arrays: tuple[np.ndarray, ...],
     size = _nbytes(layout)
     if size > MAX_BYTES:
         return layout
-    entry_ref = weakref.ref(A, lambda _r, k=key: _drop_if(k, _r))
+    entry_ref = weakref.ref(A, _drops.callback(key))
     with _lock:
+        _drops.purge()
         _entries[key] = (entry_ref, fp, layout, size)
         _entries.move_to_end(key)
         total = sum(e[3] for e in _entries.values())
@@ -118,23 +123,17 @@ def cached_layout(A: Any, params: tuple, arrays: tuple[np.ndarray, ...],
     return layout
 
 
-def _drop_if(key: tuple, dead_ref: Any) -> None:
-    """Weak-reference callback: drop ``key`` if it still belongs to the collected matrix."""
-    with _lock:
-        e = _entries.get(key)
-        if e is not None and e[0] is dead_ref:
-            del _entries[key]
-
-
 def clear_layout_cache() -> None:
     """Drop every cached layout."""
     with _lock:
+        _drops.purge()
         _entries.clear()
 
 
 def cache_info() -> dict:
     """Return ``{"entries", "bytes", "hits", "misses"}``."""
     with _lock:
+        _drops.purge()
         return {"entries": len(_entries), "bytes": sum(e[3] for e in _entries.values()),
                 **_stats}
 
@@ -143,6 +142,7 @@ def set_layout_cache_limits(max_entries: int | None = None, max_bytes: int | Non
     """Change ``MAX_ENTRIES`` / ``MAX_BYTES`` (0 disables caching) and evict to fit."""
     global MAX_ENTRIES, MAX_BYTES
     with _lock:
+        _drops.purge()
         if max_entries is not None:
             MAX_ENTRIES = int(max_entries)
         if max_bytes is not None:

@@ -46,6 +46,7 @@ from accy.families.runner import _CAPTURE
 from accy.runtime.fast_call import _address
 
 from accy_kernels._dispatch import _LAST
+from accy_kernels._weak_drops import WeakDrops
 
 __all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
 
@@ -55,6 +56,7 @@ _FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _I32 = np.dtype(np.int32)
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, _Prepared] = OrderedDict()
+_drops = WeakDrops(_lock, _entries, lambda e: e.ref)
 
 
 #: seconds a tuning-cache token is trusted before the file is looked at again
@@ -123,7 +125,7 @@ class _Prepared:
             work=_work(n_rows, int(A.indptr[-1])))
         for slot, a in ((1, self.indptr), (2, self.indices), (3, self.data)):
             self.pointers[slot] = _address(a) if a.size else 0
-        self.ref = weakref.ref(A, lambda _r, k=key: _drop(k, _r))
+        self.ref = weakref.ref(A, _drops.callback(key))
 
 
 #: stored entries from which the product is split over the pool's threads (below, handing
@@ -145,13 +147,6 @@ def _geometry(groups: int, wg: int) -> Any:
 
 def _backend_key(backend: Any) -> Any:
     return backend if isinstance(backend, str) else id(backend)
-
-
-def _drop(key: tuple, dead: Any) -> None:
-    with _lock:
-        e = _entries.get(key)
-        if e is not None and e.ref is dead:
-            del _entries[key]
 
 
 def _preparable(A: Any, be: Any) -> bool:
@@ -212,6 +207,7 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
         if e is None:  # not bound in place (a conversion is needed): nothing is kept
             return None
         with _lock:
+            _drops.purge()
             _entries[key] = e
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
@@ -244,10 +240,12 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
 def clear_prepared() -> None:
     """Drop every prepared matrix."""
     with _lock:
+        _drops.purge()
         _entries.clear()
 
 
 def prepared_count() -> int:
     """How many matrices hold a prepared launch (tests, diagnostics)."""
     with _lock:
+        _drops.purge()
         return len(_entries)
