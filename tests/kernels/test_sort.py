@@ -106,6 +106,29 @@ def test_msd_split_matches_lsd(dtype, n, descending):
         np.testing.assert_array_equal(msd, np.sort(k))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32])
+@pytest.mark.parametrize("n", [1, 7, 70001])
+@pytest.mark.parametrize("descending", [False, True])
+def test_msd_argsort_matches_lsd(dtype, n, descending):
+    """argsort through the MSD split (positions carried through the buckets): the LSD
+    argsort's permutation (numpy's stable one ascending), with NaN, signed zeros, few
+    distinct keys."""
+    from accy.families import Candidate
+
+    rng = np.random.default_rng(n + 1)
+    if dtype is np.float32:
+        k = rng.standard_normal(n).astype(np.float32)
+        k[::5], k[1::7], k[2::9], k[3::11] = np.nan, -0.0, 0.0, -np.inf
+    else:
+        k = rng.integers(0, 5, n).astype(dtype) << 25  # few keys: long equal runs
+    msd = ak.argsort(k, descending, candidate=Candidate(64, 0, _MSD))
+    lsd = ak.argsort(k, descending, candidate=Candidate(64, 0, (("msd", 0),)))
+    assert msd.dtype == np.int64 and msd.shape == k.shape
+    np.testing.assert_array_equal(msd, lsd)
+    if not descending:
+        np.testing.assert_array_equal(msd, np.argsort(k, kind="stable"))
+
+
 def test_msd_split_chosen_for_spread_keys_only():
     """The default takes the MSD split for 32-bit keys from MIN_KEYS on (spread integers,
     floats of a few binades), and keeps the LSD sort for keys crowded into one top-digit
@@ -118,7 +141,8 @@ def test_msd_split_chosen_for_spread_keys_only():
     spread = rng.integers(-(2**31), 2**31 - 1, MIN_KEYS + 3).astype(np.int32)
     assert use_msd(be, c, spread, "i32", False, "sort")
     assert not use_msd(be, c, spread[:MIN_KEYS - 1], "i32", False, "sort")
-    assert not use_msd(be, c, spread, "i32", False, "argsort")
+    assert use_msd(be, c, spread, "i32", False, "argsort")
+    assert not use_msd(be, c, spread, "i32", False, "pairs")
     unit = rng.random(MIN_KEYS).astype(np.float32)
     assert use_msd(be, c, unit, "f32", False, "sort")
     narrow = rng.integers(0, 1000, MIN_KEYS).astype(np.int32)
