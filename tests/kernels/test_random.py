@@ -62,6 +62,20 @@ def test_same_stream_any_geometry(backend, algorithm, dtype):
     assert 0.0 <= a.min() and a.max() < 1.0 and abs(a.mean() - 0.5) < 0.03
 
 
+@pytest.mark.parametrize("algorithm", ["philox4x32-10", "threefry2x32-20", "squares"])
+@pytest.mark.parametrize(("dist", "dtype"), [("uniform", "f32"), ("uniform", "f64"),
+                                             ("bits", "u32")])
+def test_host_item_loop_gives_the_same_stream(monkeypatch, algorithm, dist, dtype):
+    """CPU: work-items looping over HOST_ITEMS stream items (vectorized, the last one
+    guarded) give the one-item-per-work-item values bit for bit."""
+    n = generators.HOST_ITEMS * 4 * 300 + 37  # whole looped work-items, then a partial one
+    p0, p1 = (0, 0) if dist == "bits" else (-1.0, 3.0)
+    looped = generators.run_distribution("cpu", algorithm, dist, dtype, n, 7, 3, p0, p1)
+    monkeypatch.setattr(generators, "host_items", lambda backend, dist: 1)
+    single = generators.run_distribution("cpu", algorithm, dist, dtype, n, 7, 3, p0, p1)
+    np.testing.assert_array_equal(looped, single)
+
+
 def test_offsets_continue_the_stream(backend):
     whole = random.uniform(4000, 5, backend=backend)
     tail = random.uniform(2000, 5, offset=500, backend=backend)  # 500 blocks of 4 values

@@ -40,7 +40,7 @@ from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
 from accy_kernels._dispatch import has_atomic_add, require_atomic_add
 from accy_kernels.gather_direct import gather_kernel
 from accy_kernels.random import squares
-from accy_kernels.random.generators import items_per_request, stream_kernel
+from accy_kernels.random.generators import host_items, items_per_request, stream_kernel
 from accy_kernels.scan_reduce_then_scan import add_scan
 from accy_kernels.scatter_add_atomic import add_kernel
 from accy_kernels.scatter_add_sorted import launch_sorted_add
@@ -246,8 +246,10 @@ def random(plan, backend, call) -> None:
     cand = _tuned(backend, "random", a["algorithm"].split("-")[0], dtype,
                   f"n{bucket(size)}-{a['algorithm']}-uniform")
     wg = cand.workgroup_size if cand is not None else WG
-    kernel = stream_kernel(a["algorithm"], "uniform", dtype, wg)
-    plan.launch(kernel, groups_for(ceil_div(size, per_item), wg), [call.output], [
+    items = host_items(backend, "uniform")
+    kernel = stream_kernel(a["algorithm"], "uniform", dtype, wg, items)
+    plan.launch(kernel, groups_for(ceil_div(ceil_div(size, per_item), items), wg),
+                [call.output], [
         ("i64", int(a["offset"])), ("i64", squares.signed_key(squares.derive_key(seed))),
         ("i32", size), ("u32", seed & 0xFFFFFFFF), ("u32", seed >> 32),
         (dtype, float(a["low"])), (dtype, float(a["high"]) - float(a["low"]))])
