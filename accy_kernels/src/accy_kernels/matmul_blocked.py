@@ -25,17 +25,20 @@ from __future__ import annotations
 import functools
 
 from accy.families import Candidate, host_like
-from accy.kernel import KernelBuilder, call, fma
+from accy.kernel import KernelBuilder, call
 
 from accy_kernels._common import ceil_div
+from accy_kernels.host_caches import host_caches
 from accy_kernels.matmul_host import active, host_threads, simd_lanes, spread
+from accy_kernels.matmul_micro import microkernel, store_tile
 from accy_kernels.matmul_pack import pack_kernel, plan_pack
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+from accy_kernels.matmul_sliver import plan_sliver
 from accy_kernels.matmul_splitk import RED_WG, reduce_kernel, splits_for
-from accy_kernels.matmul_store import store_element
 
+# pack_kernel, simd_lanes, spread: re-exported
 __all__ = ["blocked_kernel", "blocking", "candidates", "pack_kernel", "plan_blocked", "simd_lanes",
-           "spread", "tile_order"]  # pack_kernel, simd_lanes, spread: re-exported
+           "spread", "tile_order"]
 
 
 @functools.cache
@@ -59,7 +62,8 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
     (:mod:`accy_kernels.matmul_splitk`); the batch index ``s`` of a tile is its split, which
     sums ``p0 + s*ks <= p < min(p1, p0 + (s+1)*ks)`` (extra scalar ks, i64) into slice ``s``
     of ``C`` (operand batch strides 0). ``split``: a host target (whole-tile stores, see
-    :func:`_store_tile`; idle groups of :func:`accy_kernels.matmul_host.spread`); False:
+    :func:`~accy_kernels.matmul_micro.store_tile`; idle groups of
+    :func:`accy_kernels.matmul_host.spread`); False:
     every group computes tile ``g`` (``stride`` 1), with no branch around the barriers
     (:func:`accy_kernels.matmul_host.active`).
     """
@@ -109,28 +113,18 @@ def blocked_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, pack_a: bo
         zero = kb.const(0, dtype)
         acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
 
-        def step(p, unroll: int, tag: str) -> None:
-            for u in range(unroll):
-                brow = bbase + (p + u) * b_step + lid.cast("i64")
-                bv = [kb.let(f"mm_b{tag}{u}_{v}", b[brow + v * lanes]) for v in range(nv)]
-                for r in range(mr):
-                    addr = a_rows[0] + (p + u) * a_step + r if pack_a else \
-                        a_rows[r] + (p + u) * a_step
-                    a_r = kb.let(f"mm_a{tag}{u}_{r}", a[addr])
-                    for v in range(nv):
-                        kb.assign(acc[r][v], fma(a_r, bv[v], acc[r][v]))
-            kb.barrier()
+        def load_a(p, r):
+            if pack_a:
+                return a[a_rows[0] + p * a_step + r]
+            return a[a_rows[r] + p * a_step]
 
-        kmain = kb.let("mm_kmain", p_lo + ((p_hi - p_lo) / ku) * ku)
-        with kb.for_("mm_p", p_lo, kmain, ku) as p:
-            step(p, ku, "m")
-        if ku > 1:
-            with kb.for_("mm_q", kmain, p_hi) as q:
-                step(q, 1, "r")
+        microkernel(kb, acc, load_a,
+                    lambda p, v: b[bbase + p * b_step + lid.cast("i64") + v * lanes],
+                    p_lo, p_hi, ku)
         i0, j0 = kb.let("mm_i0", it * mr), kb.let("mm_j0", jt * nr)
         rows = [kb.let(f"mm_crow{r}", (bt * m + i0 + r).cast("i64") * n.cast("i64"))
                 for r in range(mr)]
-        _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
+        store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
                     accumulate)
     return kb.build()
 
@@ -157,39 +151,6 @@ def tile_order(kb: KernelBuilder, rem, tm, tn, mcb, ncb):
     return it, jt
 
 
-def _store_tile(kb, c, epilogue, acc, bt, i0, j0, m, n, lid, rows, lanes, split,
-                accumulate=False) -> None:
-    """Store the tile. ``split``: whole tiles store without per-element bounds checks — the
-    barriers make the branch a work-group-level one, each side its own work-item loop
-    (host targets only: LLVM's SPIR-V backend misplaces the code SimplifyCFG hoists out of
-    such a branch, after its ``OpSelectionMerge``). Whole tiles store one row per
-    work-item loop (a barrier after each): with all ``MR`` rows in one loop, LLVM's loop
-    vectorizer gave up on the dependences between stores ``n`` elements apart and the
-    ``MR x NR`` stores (and the epilogue) ran scalar, through the stack; one row's ``NV``
-    stores are a constant distance apart and vectorize."""
-    mr, nv = len(acc), len(acc[0])
-
-    def guarded() -> None:
-        for r in range(mr):
-            for v in range(nv):
-                i, j = i0 + r, j0 + v * lanes
-                store_element(kb, c, epilogue, acc[r][v], bt, i, j, m, n, (i < m) & (j + lid < n),
-                       lid, rows[r], accumulate)
-
-    if not split:
-        guarded()
-        return
-    with kb.if_((i0 + mr <= m) & (j0 + nv * lanes <= n)):
-        for r in range(mr):
-            for v in range(nv):
-                store_element(kb, c, epilogue, acc[r][v], bt, i0 + r, j0 + v * lanes, m, n, None,
-                       lid, rows[r], accumulate)
-            kb.barrier()  # one row per work-item loop: see the docstring
-    with kb.else_():
-        guarded()
-        kb.barrier()
-
-
 def candidates() -> tuple[Candidate, ...]:
     """``mr``, vectors per row ``nv``, unroll ``ku``; ``lanes`` comes from the host."""
     return tuple(Candidate(0, 1, (("ku", ku), ("mr", mr), ("nv", nv)))
@@ -200,6 +161,10 @@ def candidates() -> tuple[Candidate, ...]:
 #: and a tile launch); 64x65536 @ 65536x64 f32, one thread, measured: 16 blocks 9.9 ms,
 #: 8 blocks 8.7 ms, 4 blocks 8.5 ms, 2 blocks 8.3 ms (numpy 8.1 ms)
 MAX_K_BLOCKS = 4
+
+#: most row blocks of a product that packs ``B`` inside its tile launch
+#: (:mod:`accy_kernels.matmul_sliver`): 2048 rows
+MAX_SLIVER_ROW_BLOCKS = 2
 
 
 def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidate,
@@ -220,8 +185,6 @@ def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidat
     slivers in L2 or L3 rather than L1, instead of hundreds of launches). Device backends:
     one block (``KC = k``, whole-matrix tile order).
     """
-    from accy_kernels.host_caches import host_caches
-
     tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
     if not host:
         return max(prob.k, 1), max(tm, 1), max(tn, 1)
@@ -268,7 +231,10 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     ``B`` first wrote it all to memory and read it back (16 MiB each way for 64x65536 @
     65536x64). Products with too few
     tiles for the host's threads and a long ``k`` use split-K instead
-    (:func:`accy_kernels.matmul_splitk.splits_for`).
+    (:func:`accy_kernels.matmul_splitk.splits_for`). On host targets a row-major ``B`` that
+    would be packed, or read in place by several row tiles while larger than half of L1, is
+    packed inside the tile launch instead (:mod:`accy_kernels.matmul_sliver`,
+    :func:`_sliver_blocking`): no separate pass over ``B`` and one launch per k-block.
     """
     dt = prob.dtype
     host = host_like(backend)
@@ -296,6 +262,16 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
         a, a_sc = ap, [("i64", 0), ("i64", tm * k * mr if a_bat > 1 else 0), ("i64", 0)]
     splits = splits_for(prob, prob.batch * tm * tn, host_threads(backend), candidate) \
         if host else 1
+    # a B reused by several row tiles and past half of L1 is better copied than read in
+    # place (4 KiB-strided rows: 256^2 f32 0.46 -> 0.37 ms, 24x1024 @ 1024^2 1.6 -> 0.9 ms)
+    reuse = tm > 1 and prob.k * prob.n * item > host_caches()[0] // 2 \
+        and candidate.option("pack_b", True) is not False
+    sliver = _sliver_blocking(prob, candidate, backend, splits == 1 and (pack_b or reuse), nr,
+                              kc, epilogue)
+    if sliver is not None:
+        plan_sliver(plan, backend, prob, (mr, lanes, nv, ku, pack_a), (a, b, out, extra), a_sc,
+                    sliver)
+        return
     starts = list(range(0, max(k, 1), kc))
     b_src, sb = b, prob.b_strides
     per_block = pack_b and splits == 1 and len(starts) > 1  # see the docstring
@@ -327,6 +303,36 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
         plan.launch(kernel, tiles * stride, [out, a, b, *(extra if last else ())],
                     [*scalars, *b_sc, ("i64", p0), ("i64", p1), ("i32", mcb),
                      ("i32", ncb)])
+
+
+def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: bool,
+                     nr: int, kc: int, epilogue: Epilogue) -> tuple | None:
+    """``(KC, row tiles per job, panels per job, epilogue)`` of
+    :mod:`accy_kernels.matmul_sliver` for ``prob``, or None where it does not apply: device
+    targets, a ``B`` without unit column stride, a product that reads a small ``B`` in
+    place or splits ``k`` (``packs`` False), more than :data:`MAX_SLIVER_ROW_BLOCKS` row
+    blocks (each copies ``B`` again, into a scratch of its own: the separate pack, done
+    once, is then cheaper). Candidate option ``sliver`` 0 turns it off, 1 forces it where
+    it applies whether or not ``B`` would be packed; ``mc``: rows per job (default
+    :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS`), ``ncj``: panels per job (default
+    :func:`~accy_kernels.matmul_sliver.job_panels`)."""
+    from accy_kernels.matmul_sliver import MAX_JOB_ROWS, job_panels
+
+    want = int(candidate.option("sliver", -1))
+    if not host_like(backend) or want == 0 or prob.b_strides[2] != 1 or prob.k < 1:
+        return None
+    if not packs and want != 1:
+        return None
+    mr = int(candidate.option("mr", 6))
+    tm = ceil_div(prob.m, mr)
+    mcb = _balanced(tm, (int(candidate.option("mc", 0)) or MAX_JOB_ROWS) // mr)
+    if want != 1 and ceil_div(tm, mcb) > MAX_SLIVER_ROW_BLOCKS:
+        return None
+    item = 8 if prob.dtype in ("f64", "i64") else 4
+    ncj = int(candidate.option("ncj", 0)) or job_panels(
+        ceil_div(prob.n, nr), ceil_div(tm, mcb), prob.batch, host_threads(backend), kc, nr,
+        item, host_caches()[1])
+    return kc, mcb, ncj, epilogue
 
 
 def _plan_split(plan, backend, prob, splits, shape, slots, blocks, epilogue) -> None:

@@ -56,9 +56,10 @@ def pack_kernel(dtype: str, width: int, unit: str = "rows", lanes: int = 8,
 
     No division per element (the former kernel's one work-item per element spent most of a
     pack on index arithmetic: 9 ns per element, as long as the product's k-block at 1024).
-    ``split`` (host targets, see :func:`_store_tile`): whole panels copy without the row
-    clamp, so that ``unit="rows"`` loads are vector loads (the clamped form compiles to
-    ``width`` scalar loads per ``p``: 1.8 ms for a 1024^2 f32 ``B``). ``guard`` False
+    ``split`` (host targets, see :func:`accy_kernels.matmul_micro.store_tile`): whole
+    panels copy without the row clamp, so that ``unit="rows"`` loads are vector loads (the
+    clamped form compiles to ``width`` scalar loads per ``p``: 1.8 ms for a 1024^2 f32
+    ``B``). ``guard`` False
     (device targets, where :func:`spread` is 1): no branch on the group id around the
     barriers (see :func:`accy_kernels.matmul_host.active`).
     """

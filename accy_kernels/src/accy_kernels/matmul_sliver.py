@@ -1,0 +1,184 @@
+"""``matmul.blocked`` with ``B`` packed inside the tile launch, one panel group per job
+(host targets).
+
+The separate pack of :mod:`accy_kernels.matmul_pack` writes the whole packed ``B`` and the
+tile launch reads it back from L3 once per row block: for an MLP layer's ``256x1024 @
+1024x1024`` f32 that pass (4 MiB read, 4 MiB written) cost about a tenth of the product,
+and a second launch (a thread-pool round trip). Here one work-group runs one *job*: the
+``NCJ`` column panels ``jg*NCJ <= jt < (jg+1)*NCJ`` of one k-block ``p0 <= p < p1`` and a
+block of up to ``MC`` row tiles. The group first copies its ``KC x NCJ*NR`` block of ``B``
+(row-major, unit column stride: ``NCJ*NV`` vector loads of one contiguous run per row)
+into its own slot of a scratch buffer, in the packed panel layout, then for each of its
+row tiles runs the :func:`accy_kernels.matmul_micro.microkernel` over the ``NCJ`` panels
+(read back from L2, where the copy left them) and stores each tile with the fused
+epilogue. This is the loop nest of Goto & van de Geijn 2008 (sec. 4-5) with the packing
+of ``B`` moved into the macro-kernel, as OpenBLAS's level-3 driver interleaves its copy of
+each ``B`` panel with the kernel calls that use it.
+
+Row tiles outside panels: a row tile's ``MR x KC`` slice of ``A`` (read in place, or
+packed by :mod:`accy_kernels.matmul_pack`) stays in L1 across the ``NCJ`` panels, so a job
+reads its rows of ``A`` once. A block of ``B`` is copied once per row block, so the default
+row block holds every row tile up to :data:`MAX_JOB_ROWS` rows. Copying one panel per job
+read 64 bytes per 4 KiB-strided row (two cache lines for a numpy array, whose data sits 16
+bytes past a line) and cost about twice the separate pack; ``NCJ`` panels read runs of
+``NCJ * 64`` bytes (:func:`job_panels`). Partial column panels copy zeros past ``n``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from accy.kernel import KernelBuilder, call
+
+from accy_kernels._common import ceil_div
+from accy_kernels.matmul_host import active, spread
+from accy_kernels.matmul_micro import microkernel, store_tile
+from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
+
+__all__ = ["MAX_JOB_ROWS", "PANELS", "job_panels", "plan_sliver", "sliver_kernel"]
+
+#: most rows of ``C`` one job computes from its copy of ``B`` (more rows: more row blocks,
+#: each copying its block of ``B`` again)
+MAX_JOB_ROWS = 1024
+
+#: column panels per job, at most (each copied row a run of ``PANELS * NR`` elements)
+PANELS = 4
+
+
+def job_panels(tiles_n: int, row_blocks: int, batch: int, threads: int, kc: int, nr: int,
+               item: int, l2: int) -> int:
+    """Panels per job: the most of ``PANELS, 2, 1`` whose block of ``B`` (``kc x panels *
+    nr``) takes at most half of L2 and that still leaves two jobs per thread (one thread:
+    any)."""
+    for p in (PANELS, 2):
+        jobs = batch * row_blocks * ceil_div(tiles_n, p)
+        if kc * p * nr * item <= l2 // 2 and (threads <= 1 or jobs >= 2 * threads):
+            return p
+    return 1
+
+
+@functools.cache
+def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
+                  pack_a: bool = False, epilogue: Epilogue = NO_EPILOGUE,
+                  accumulate: bool = False):
+    """The job kernel (see the module docstring); host targets only (group-level branches
+    around barriers, see :func:`accy_kernels.matmul_micro.store_tile`).
+
+    Buffers (c: write, or readwrite with ``accumulate``; bp: readwrite scratch of
+    ``jobs * slot`` elements; a, b, *epilogue buffers). Scalars m, n, k, tiles_m, tiles_n,
+    jobs, stride (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64: ``B[b, p, j]`` is
+    ``b[b_off + b*b_sb + p*b_sp + j]``), p0, p1 (i64, the k-block), mc_tiles (i32: row tiles
+    per job), slot (i64: scratch elements per job, at least ``ncj * (p1 - p0) * NR``).
+    ``A`` as in :func:`accy_kernels.matmul_blocked.blocked_kernel` (in place with unit
+    ``p`` stride, or packed panels when ``pack_a``). Work-group ``g`` with ``g % stride ==
+    0`` runs job ``t = g / stride``: batch, then row block, then column group of ``ncj``
+    panels.
+    """
+    nr = lanes * nv
+    out_dtype = epilogue.out_dtype or dtype
+    tag = ("p" if pack_a else "d") + ("_acc" if accumulate else "")
+    name = f"matmul_sliver_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_j{ncj}_{tag}{epilogue.tag()}"
+    kb = KernelBuilder(name, lanes)
+    c = kb.buffer("c", out_dtype, "readwrite" if accumulate else "write")
+    bp = kb.buffer("bp", dtype, "readwrite")
+    a, b = kb.buffer("a", dtype, "read"), kb.buffer("b", dtype, "read")
+    for bname, bdt in epilogue.buffers:
+        kb.buffer(bname, bdt, "read")
+    m, n, k = kb.scalar("m", "i32"), kb.scalar("n", "i32"), kb.scalar("k", "i32")
+    tm, tn = kb.scalar("tiles_m", "i32"), kb.scalar("tiles_n", "i32")
+    jobs, stride = kb.scalar("jobs", "i32"), kb.scalar("stride", "i32")
+    a_off, a_sb, a_si = (kb.scalar(x, "i64") for x in ("a_off", "a_sb", "a_si"))
+    b_off, b_sb, b_sp = (kb.scalar(x, "i64") for x in ("b_off", "b_sb", "b_sp"))
+    p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
+    mcb, slot = kb.scalar("mc_tiles", "i32"), kb.scalar("slot", "i64")
+    g, lid = kb.group_id(), kb.local_id()
+    zero = kb.const(0, dtype)
+    with active(kb, (g % stride == 0) & (g / stride < jobs), True):
+        t = kb.let("sv_t", g / stride)
+        gn = kb.let("sv_gn", (tn + (ncj - 1)) / ncj)  # column groups per row block
+        per = kb.let("sv_per", ((tm + (mcb - 1)) / mcb) * gn)
+        bt = kb.let("sv_bt", t / per)
+        ic = kb.let("sv_ic", (t % per) / gn)
+        jt0 = kb.let("sv_jt0", ((t % per) % gn) * ncj)
+        j00 = kb.let("sv_j00", jt0 * nr)
+        src = kb.let("sv_src", b_off + bt.cast("i64") * b_sb + j00.cast("i64"))
+        kcb = kb.let("sv_kcb", p_hi - p_lo)
+        dst = kb.let("sv_dst", t.cast("i64") * slot)
+
+        def copy_all(whole: bool) -> None:
+            with kb.for_(kb.fresh("sv_p"), p_lo, p_hi) as p:
+                for q in range(ncj):
+                    for v in range(nv):
+                        col = q * nr + v * lanes
+                        at = dst + kcb * (q * nr) + (p - p_lo) * nr + (lid.cast("i64") + v * lanes)
+                        val = b[src + p * b_sp + (lid.cast("i64") + col)]
+                        if whole:
+                            kb.store(bp, at, val)
+                            continue
+                        # loaded in bounds only; no min() clamp in an index (see
+                        # store_element's ``inside``)
+                        with kb.if_(j00 + col + lid < n):
+                            kb.store(bp, at, val)
+                        with kb.else_():
+                            kb.store(bp, at, zero)
+                kb.barrier()
+
+        with kb.if_(j00 + ncj * nr <= n):
+            copy_all(True)
+        with kb.else_():
+            copy_all(False)
+        k64 = kb.let("sv_k", k.cast("i64"))
+        rt_lo = kb.let("sv_rtlo", ic * mcb)
+        rt_hi = kb.let("sv_rthi", call("min", tm, rt_lo + mcb))
+        nq = kb.let("sv_nq", call("min", kb.const(ncj, "i32"), tn - jt0))
+        with kb.for_("sv_rt", rt_lo, rt_hi) as rt:
+            if pack_a:  # element (r, p) at a0 + p*mr + r
+                a0 = kb.let("sv_abase", bt.cast("i64") * a_sb + rt.cast("i64") * k64 * mr)
+                load_a = lambda p, r: a[a0 + p * mr + r]  # noqa: E731
+            else:
+                base = a_off + bt.cast("i64") * a_sb
+                rows_a = [kb.let(f"sv_arow{r}", base + call("min", rt * mr + r, m - 1)
+                                 .cast("i64") * a_si) for r in range(mr)]
+                load_a = lambda p, r: a[rows_a[r] + p]  # noqa: E731
+            i0 = kb.let("sv_i0", rt * mr)
+            rows = [kb.let(f"sv_crow{r}", (bt * m + i0 + r).cast("i64") * n.cast("i64"))
+                    for r in range(mr)]
+            with kb.for_("sv_q", 0, nq) as q:
+                pan = kb.let("sv_pan", dst + q.cast("i64") * kcb * nr - p_lo * nr)
+                acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
+                microkernel(kb, acc, load_a,
+                            lambda p, v: bp[pan + p * nr + (lid.cast("i64") + v * lanes)],
+                            p_lo, p_hi, ku)
+                store_tile(kb, c, epilogue, acc, bt, i0, (jt0 + q) * nr, m, n, lid, rows,
+                           lanes, True, accumulate, inside=True)
+    return kb.build()
+
+
+def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) -> None:
+    """Append the job launches of ``prob`` to ``plan``: one per k-block of ``kc`` (the
+    first stores, the next ones add, the last applies the epilogue). ``shape``: ``(mr,
+    lanes, nv, ku, pack_a)``; ``slots``: ``(a, b, out, extra)`` with ``b`` the operand
+    itself (unit column stride); ``a_sc``: the three ``A`` scalars of
+    :func:`sliver_kernel`; ``blocks``: ``(kc, mc_tiles, ncj, epilogue)``."""
+    mr, lanes, nv, ku, pack_a = shape
+    a, b, out, extra = slots
+    kc, mcb, ncj, epilogue = blocks
+    nr = lanes * nv
+    tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
+    mcb = max(1, min(mcb, tm))
+    jobs = prob.batch * ceil_div(tm, mcb) * ceil_div(tn, ncj)
+    slot = ncj * kc * nr
+    bp = plan.temp(prob.dtype, jobs * slot)
+    stride = spread(backend, jobs, lanes, prob.flops)
+    sb = prob.b_strides
+    scalars = [("i32", prob.m), ("i32", prob.n), ("i32", prob.k), ("i32", tm), ("i32", tn),
+               ("i32", jobs), ("i32", stride), *a_sc,
+               ("i64", prob.b_offset), ("i64", sb[0]), ("i64", sb[1])]
+    starts = list(range(0, prob.k, kc))
+    for n_blk, p0 in enumerate(starts):
+        last = n_blk == len(starts) - 1
+        kernel = sliver_kernel(prob.dtype, mr, lanes, nv, ku, ncj, pack_a,
+                               epilogue if last else NO_EPILOGUE, n_blk > 0)
+        plan.launch(kernel, jobs * stride, [out, bp, a, b, *(extra if last else ())],
+                    [*scalars, ("i64", p0), ("i64", min(prob.k, p0 + kc)), ("i32", mcb),
+                     ("i64", slot)])
