@@ -17,6 +17,31 @@ from typing import Any
 import numpy as _np
 
 from accy.frontend import random  # noqa: F401 - anp.random
+from accy.frontend.array_more_api import (
+    array_split,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    convolve,
+    correlate,
+    cross,
+    digitize,
+    fill_diagonal,
+    identity,
+    inner,
+    interp,
+    isin,
+    kron,
+    moveaxis,
+    repeat,
+    searchsorted,
+    select,
+    split,
+    tensordot,
+    tile,
+    vdot,
+)
 from accy.frontend.errors import UnsupportedFunctionError as _Unsupported
 from accy.frontend.grid_api import empty, empty_like, linspace, meshgrid, mgrid, ogrid, tril, triu
 from accy.frontend.indexing import take
@@ -34,6 +59,8 @@ from accy.frontend.intmath_api import (
     trunc,
 )
 from accy.frontend.join_api import (
+    array,
+    asarray,
     column_stack,
     concatenate,
     diff,
@@ -45,6 +72,45 @@ from accy.frontend.join_api import (
     vstack,
 )
 from accy.frontend.linalg_api import einsum, outer
+from accy.frontend.math_more_api import (
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctanh,
+    around,
+    cbrt,
+    copysign,
+    cosh,
+    deg2rad,
+    degrees,
+    exp2,
+    expm1,
+    fabs,
+    fix,
+    fmax,
+    fmin,
+    heaviside,
+    hypot,
+    isclose,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logaddexp2,
+    logical_xor,
+    nan_to_num,
+    positive,
+    rad2deg,
+    radians,
+    reciprocal,
+    rint,
+    round,
+    signbit,
+    sinc,
+    sinh,
+    tan,
+)
 from accy.frontend.matrix_api import diag, diagonal, linalg, trace
 from accy.frontend.numpy_api import (
     amax,
@@ -88,8 +154,6 @@ from accy.frontend.predicates_api import all, any, count_nonzero, isfinite, isin
 from accy.frontend.scan_api import argmax, argmin, bincount, cumprod, cumsum, histogram
 from accy.frontend.shape_api import (
     arange,
-    array,
-    asarray,
     broadcast_to,
     expand_dims,
     eye,
@@ -107,6 +171,20 @@ from accy.frontend.shape_api import (
     transpose,
     zeros,
     zeros_like,
+)
+from accy.frontend.stats_api import (
+    average,
+    corrcoef,
+    cov,
+    median,
+    nanmax,
+    nanmean,
+    nanmin,
+    nansum,
+    percentile,
+    ptp,
+    quantile,
+    trapezoid,
 )
 
 bitwise_not = invert
@@ -181,6 +259,20 @@ __all__ = [
     "trunc", "vstack", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift",
     "bincount", "diag", "diagonal", "linalg", "ndim", "pad", "shape", "size", "trace",
     "all", "any", "count_nonzero", "isfinite", "isinf", "isnan",
+    # elementwise math written with the ops above (accy.frontend.math_more_api)
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctanh", "around", "cbrt", "copysign", "cosh",
+    "deg2rad", "degrees", "exp2", "expm1", "fabs", "fix", "fmax", "fmin", "heaviside",
+    "hypot", "isclose", "log1p", "log2", "log10", "logaddexp", "logaddexp2", "logical_xor",
+    "nan_to_num", "positive", "rad2deg", "radians", "reciprocal", "rint", "round", "signbit",
+    "sinc", "sinh", "tan",
+    # statistics (accy.frontend.stats_api)
+    "average", "corrcoef", "cov", "median", "nanmax", "nanmean", "nanmin", "nansum",
+    "percentile", "ptp", "quantile", "trapezoid",
+    # array functions (accy.frontend.array_more_api)
+    "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "convolve",
+    "correlate", "cross", "digitize", "fill_diagonal", "identity", "inner", "interp", "isin",
+    "kron", "moveaxis", "repeat", "searchsorted", "select", "split", "tensordot", "tile",
+    "vdot",
 ]
 
 _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or a "
@@ -189,18 +281,9 @@ _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or 
 _HINTS = {
     "append": "concatenate([a, b], axis)",
     "flipud": "x[::-1] or flip(x, 0)", "fliplr": "x[:, ::-1] or flip(x, 1)",
-    "split": "static slices x[a:b]", "array_split": "static slices x[a:b]",
-    "tile": "broadcast_to(x[None], (k,) + x.shape).reshape(...)",
-    "repeat": "take(x, np.arange(n * k) // k, axis=0)",
-    "tensordot": "einsum", "inner": "einsum", "vdot": "einsum",
-    "nansum": "sum(where(x == x, x, 0))",
-    "log1p": "log(1 + x)", "expm1": "exp(x) - 1", "log2": "log(x) / log(2)",
-    "log10": "log(x) / log(10)", "exp2": "power(2.0, x)", "tan": "sin(x) / cos(x)",
-    "hypot": "sqrt(x * x + y * y)",
-    "average": "mean, or sum(w * x) / sum(w)",
-    "isclose": "abs(a - b) <= atol + rtol * abs(b)",
-    "allclose": "abs(a - b) <= atol + rtol * abs(b), then a host check of the result",
-    "nonzero": _DATA_SHAPE, "argwhere": _DATA_SHAPE, "unique": _DATA_SHAPE,
+    "nonzero": _DATA_SHAPE,
+    "allclose": "isclose(a, b).all() returned, then a host check of the result",
+    "argwhere": _DATA_SHAPE, "unique": _DATA_SHAPE,
     "flatnonzero": _DATA_SHAPE, "compress": _DATA_SHAPE, "extract": _DATA_SHAPE,
     "fft": "no FFT in accy; use numpy.fft on the host",
 }

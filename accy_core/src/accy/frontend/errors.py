@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from accy.errors import UnsupportedError
 
-__all__ = ["TracerConversionError", "control_flow_message"]
+__all__ = ["TracerConversionError", "control_flow_message", "conversion_cause",
+           "host_store_message"]
 
 _FIX = (
     "a traced array has no value while the function is traced: Python control flow runs "
@@ -21,12 +22,21 @@ _FIX = (
     "outside the jitted function and pass it as a static Python value, or mark the "
     "argument static with accy.jit(static_argnums=...)"
 )
+_HOST_WRITE_FIX = (
+    "make that array traced instead: np.zeros_like(t) or anp.zeros(shape, dtype) "
+    "(accy.numpy as anp)"
+)
 _ARRAY_FIX = (
     "a traced array has no value while the function is traced. If this is a write into a "
     "numpy array made inside the function (out = np.zeros(...); out[i] = t, or "
-    "np.add(a, b, out=out)), make that array traced instead: np.zeros_like(t) or "
-    "anp.zeros(shape, dtype) (accy.numpy as anp); otherwise return t from the jitted "
+    f"np.add(a, b, out=out)), {_HOST_WRITE_FIX}; np.array([t, u]) of traced values: "
+    "anp.stack([t, u]) or anp.array([t, u]); a numpy array indexed by a traced one "
+    "(np.eye(k)[t]): anp.asarray(np.eye(k))[t]; otherwise return t from the jitted "
     "function and convert the result outside"
+)
+_BUILTIN_HINT = (
+    "; Python's built-in max(a, b), min(a, b) and sorted() compare with bool() too: use "
+    "np.maximum(a, b), np.minimum(a, b) or np.sort"
 )
 
 
@@ -34,8 +44,22 @@ def control_flow_message(what: str, array: str, where: str | None) -> str:
     """The message for converting traced ``array`` with ``what`` (``"bool()"``) at ``where``;
     a conversion to a numpy array gets the fix for writes into host arrays."""
     at = f" at {where}" if where else ""
-    fix = _ARRAY_FIX if what.startswith("conversion to a numpy array") else _FIX
+    if what.startswith("conversion to a numpy array"):
+        fix = _ARRAY_FIX
+    else:
+        fix = _FIX + (_BUILTIN_HINT if what.startswith("bool()") else "")
     return f"{what} on traced array {array}{at} needs its value; {fix}"
+
+
+def host_store_message(cause: TracerConversionError, err: BaseException) -> str:
+    """The message for numpy's own error (``err``, a ``ValueError`` or ``TypeError``) raised
+    while it converted a traced array (``cause``): almost always ``h[i] = t`` into a numpy
+    array ``h`` made inside the jitted function, which numpy converts with ``float()``."""
+    at = f" at {cause.where}" if cause.where else ""
+    return (f"numpy raised {type(err).__name__}({str(err)!r}){at} while converting traced "
+            f"array {cause.array} with {cause.feature}: a traced value cannot be stored "
+            "into a numpy array made inside the jitted function (h = np.zeros((n, n)); "
+            f"h[i, j] = t); {_HOST_WRITE_FIX}, e.g. h = anp.zeros((n, n), t.dtype)")
 
 
 class TracerConversionError(UnsupportedError):
@@ -47,8 +71,9 @@ class TracerConversionError(UnsupportedError):
     """
 
     def __init__(self, message: str, feature: str = "", backend: str = "",
-                 alternative: str = "anp.where") -> None:
+                 alternative: str = "anp.where", array: str = "", where: str = "") -> None:
         super().__init__(message, feature=feature, backend=backend, alternative=alternative)
+        self.array, self.where = array, where
 
 
 class UnsupportedFunctionError(UnsupportedError, AttributeError):
@@ -61,3 +86,16 @@ class UnsupportedFunctionError(UnsupportedError, AttributeError):
         feature: ``"numpy.<name>"``.
         alternative: comma-separated supported functions that come closest.
     """
+
+
+def conversion_cause(err: BaseException) -> TracerConversionError | None:
+    """The :class:`TracerConversionError` behind ``err`` (its ``__cause__`` or
+    ``__context__`` chain), if any."""
+    seen = 0
+    e: BaseException | None = err
+    while e is not None and seen < 8:
+        if isinstance(e, TracerConversionError):
+            return e
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None

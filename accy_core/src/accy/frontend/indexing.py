@@ -8,15 +8,17 @@ Supported inside a trace:
   indexed axis becomes a ``tensor.gather`` along that axis
   (numpy's ``take``), so ``x[idx]`` with ``idx`` of shape ``(k,)`` on ``x`` of shape
   ``(n, d)`` gives ``(k, d)``; negative host indices wrap, traced indices must be in range;
-- a host boolean mask over the leading axes (a gather of its ``flatnonzero``).
+- a host boolean mask over the leading axes (a gather of its ``flatnonzero``);
+- several integer arrays, or one with integers (``x[i, j]``, ``x[0, :, i]``): numpy's
+  advanced indexing through one gather on the indexed axes flattened
+  (:mod:`accy.frontend.multi_index`).
 
 Contiguous slices are ``tensor.slice``; stepped and negative-step slices gather. Writes
 (``x[idx] = v``, ``x.at[idx].set(v)``) live in :mod:`accy.frontend.setitem`.
 
 A traced boolean mask gives a pending :class:`~accy.frontend.masked_read.MaskedRead`
 (data-dependent shape): elementwise arithmetic on it written back under the same mask
-(``x[m] += v``) works, anything else is refused (use ``anp.where``). Not supported: several
-array indices at once.
+(``x[m] += v``) works, anything else is refused (use ``anp.where``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError, install_hint
+from accy.frontend.join_api import stack
 from accy.frontend.masked_read import MaskedRead, masked_read, masked_refusal
+from accy.frontend.multi_index import is_multi, multi_get
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -198,6 +202,13 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
     return tr.fb.reshape(g, shape), axis
 
 
+def traced_lists(items: list[Any]) -> list[Any]:
+    """``items`` with each list that holds traced values (``x[[k, p]]`` with a traced
+    ``p``) stacked into one traced index array."""
+    return [stack(i) if isinstance(i, list) and any(isinstance(e, Tracer) for e in i) else i
+            for i in items]
+
+
 def is_basic(index: Any) -> bool:
     """Whether ``index`` is numpy *basic* indexing (ints, slices, None, ...): a view."""
     items = index if isinstance(index, tuple) else (index,)
@@ -208,6 +219,8 @@ def is_basic(index: Any) -> bool:
 def host_mask(index: Any) -> np.ndarray | None:
     """``index`` as a host bool mask when it is one (a lone bool array), else None."""
     if isinstance(index, (list, np.ndarray)) and not isinstance(index, Tracer):
+        if isinstance(index, list) and any(isinstance(e, Tracer) for e in index):
+            return None  # x[[k, p]] with a traced p: an index array (traced_lists)
         arr = np.asarray(index)
         if arr.dtype == np.bool_ and arr.ndim:
             return arr
@@ -232,10 +245,9 @@ def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
     mask = host_mask(index)
     if mask is not None:
         return _masked_get(tr, x, mask)
-    items = _expand(index, x.ndim)
-    arrays = [i for i in items if _is_int_array(i)]
-    if len(arrays) > 1:
-        raise _unsupported("several integer arrays", "index one axis per step: x[i][:, j]")
+    items = traced_lists(_expand(index, x.ndim))
+    if is_multi(items):  # x[i, j], x[0, :, i]: numpy's rules for several advanced indices
+        return multi_get(tr, x, items, _basic, _needs_op(tr, "gather"))
     v, axis, new_axes = x.value, 0, []
     for ix in items:
         if ix is None:
@@ -261,7 +273,7 @@ def getitem(x: Tracer, index: Any) -> Tracer | MaskedRead:
     it follows later writes to ``x`` and writes into it reach ``x``.
 
     Raises:
-        UnsupportedError: several array indices, a missing gather op.
+        UnsupportedError: ``None`` among several array indices, a missing gather op.
         VerifyError: an index out of range or too many indices (names the user's line).
     """
     tr = trace_of(x, *(index if isinstance(index, tuple) else (index,)))

@@ -30,8 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import InputError, UnsupportedError
+from accy.errors import AccyError, InputError, UnsupportedError
 from accy.frontend.device_array import DeviceArray, asarray
+from accy.frontend.errors import TracerConversionError, conversion_cause, host_store_message
 from accy.frontend.numpy_api import value_of
 from accy.frontend.trace import _STATE as _TRACE_STATE
 from accy.frontend.trace import Trace, array_dtype, current_trace, tracing
@@ -63,6 +64,23 @@ def _leaf_type(x: Any, i: int, name: str) -> TensorType:
         return x.type
     arr = x if isinstance(x, np.ndarray) else np.asarray(x)
     return TensorType(array_dtype(arr, f"{name}: array argument #{i}"), arr.shape)
+
+
+def _call_traced(fn: Callable[..., Any], args: Any, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` on tracers; numpy's own error raised while it converted a
+    tracer (``h[i] = t`` into a numpy array made in ``fn``: a ``ValueError`` whose cause is
+    our :class:`TracerConversionError`) becomes that accy error, naming the fix."""
+    try:
+        return fn(*args, **kwargs)
+    except AccyError:
+        raise
+    except (ValueError, TypeError) as err:
+        cause = conversion_cause(err)
+        if cause is None:
+            raise
+        raise TracerConversionError(host_store_message(cause, err), feature=cause.feature,
+                                    alternative="anp.zeros", array=cause.array,
+                                    where=cause.where) from err
 
 
 class Jitted:
@@ -123,7 +141,7 @@ class Jitted:
         arg_tree = flatten((_mark_static(args, self.static_argnums), kwargs), [])
         with tracing(trace):
             targs, tkwargs = unflatten(arg_tree, tracers)
-            out = self.fn(*_unmark(targs), **tkwargs)
+            out = _call_traced(self.fn, _unmark(targs), tkwargs)
             out_leaves: list[Any] = []
             out_tree = flatten(out, out_leaves, f"{self.name}: result")
             writes = tuple(i for i, t in enumerate(tracers) if t._version)

@@ -1,5 +1,7 @@
 """Joining and rearranging arrays for ``accy.numpy``: ``concatenate``, ``stack``,
-``hstack``/``vstack``/``dstack``/``column_stack``, ``flip``, ``roll``, ``diff``.
+``hstack``/``vstack``/``dstack``/``column_stack``, ``flip``, ``roll``, ``diff``, and
+``array``/``asarray`` of nested lists that hold traced values (``anp.array([x, y, z])``: a
+stack).
 
 ``concatenate`` pads each piece to the joined extent (``tensor.pad``) and selects it under a
 constant mask of its positions, so the pieces fuse into one elementwise kernel; ``roll`` is
@@ -15,14 +17,15 @@ from typing import Any
 import numpy as np
 
 from accy.errors import VerifyError
+from accy.frontend import shape_api
 from accy.frontend.numpy_api import _axes, common, not_equal, subtract, trace_of, value_of, wrap
 from accy.frontend.shape_api import expand_dims, ravel, reshape
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType
 
-__all__ = ["column_stack", "concatenate", "diff", "dstack", "flip", "hstack", "roll", "stack",
-           "vstack"]
+__all__ = ["array", "asarray", "column_stack", "concatenate", "diff", "dstack", "flip", "hstack",
+           "roll", "stack", "vstack"]
 
 
 def _err(what: str, why: str) -> VerifyError:
@@ -103,6 +106,30 @@ def stack(arrays: Any, axis: int = 0) -> Any:
     if len(shapes) != 1:
         raise _err("stack", f"all arrays need the same shape, got {sorted(shapes)}")
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis)
+
+
+def _holds_tracer(a: Any) -> bool:
+    return isinstance(a, Tracer) or (isinstance(a, (list, tuple)) and
+                                     any(_holds_tracer(e) for e in a))
+
+
+def asarray(a: Any, dtype: Any = None) -> Any:
+    """``a`` as an array (see :func:`accy.frontend.shape_api.asarray`); a (nested) list or
+    tuple that holds traced arrays is stacked, as ``numpy.array([x, y])`` is:
+    ``anp.array([sigma * (y - x), x * (rho - z) - y])`` has shape ``(2,) + x.shape``.
+
+    Raises:
+        VerifyError: the elements' shapes differ (names the user's line).
+    """
+    if isinstance(a, (list, tuple)) and _holds_tracer(a):
+        if not a:
+            return shape_api.asarray(a, dtype)
+        out = stack([asarray(e) if isinstance(e, (list, tuple)) else e for e in a])
+        return out if dtype is None else shape_api.asarray(out, dtype)
+    return shape_api.asarray(a, dtype)
+
+
+array = asarray
 
 
 def _atleast(a: Any, n: int) -> Any:

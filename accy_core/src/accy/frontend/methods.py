@@ -12,10 +12,13 @@ user's line and an alternative.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from typing import Any
 
 from accy.frontend import (
+    array_more_api,
     complex_api,
     complex_struct,  # noqa: F401 - adds the part-wise complex functions to complex_api
     grid_api,
@@ -23,6 +26,7 @@ from accy.frontend import (
     intmath_api,
     join_api,
     linalg_api,
+    math_more_api,
     matrix_api,
     numpy_api,
     ordering,
@@ -31,18 +35,23 @@ from accy.frontend import (
     scan_api,
     setitem,
     shape_api,
+    stats_api,
     ufunc_out,
 )
 from accy.frontend.errors import UnsupportedFunctionError
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
-__all__ = ["NAMES", "UFUNC_OUTER"]
+__all__ = ["NAMES", "UFUNC_OUTER", "call_checked"]
 
 _GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_api, scan_api,
-           intmath_api, pad_api, matrix_api, predicates_api)
+           intmath_api, pad_api, matrix_api, predicates_api, math_more_api, stats_api,
+           array_more_api)
 NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
 NAMES["norm"] = matrix_api.linalg.norm  # numpy.linalg.norm's __name__
+_ACCUMULATE = ("add", "multiply", "maximum", "minimum")
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
 UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power",
                "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
@@ -153,6 +162,13 @@ def _array_ufunc(self: Tracer, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         return fn.outer(*inputs)
     if method == "at" and not kwargs:
         return ufunc_out.ufunc_at(ufunc.__name__, *inputs)
+    if method == "accumulate" and ufunc.__name__ in _ACCUMULATE:
+        return call_checked(functools.partial(scan_api.accumulate, op=ufunc.__name__),
+                            f"np.{ufunc.__name__}.accumulate", inputs, kwargs)
+    if method == "reduce" and ufunc.__name__ in _REDUCE:
+        kwargs = {"axis": 0, **kwargs}  # numpy's default axis for ufunc.reduce
+        return call_checked(NAMES[_REDUCE[ufunc.__name__]], f"np.{ufunc.__name__}.reduce",
+                            inputs, kwargs)
     if method == "__call__" and fn is not None and set(kwargs) == {"out"}:
         return ufunc_out.call_with_out(fn, ufunc.__name__, inputs, kwargs["out"], refs)
     if method != "__call__" or fn is None or kwargs:
@@ -185,7 +201,39 @@ def _array_function(self: Tracer, func: Any, types: Any, args: Any, kwargs: Any)
                 f"numpy.{func.__name__} on a traced array at {user_location()} is not "
                 "supported by accy; see accy.numpy.__all__ for the supported names",
                 feature=f"numpy.{func.__name__}")
-    return fn(*args, **kwargs)
+    return call_checked(fn, f"numpy.{func.__name__}", args, kwargs)
+
+
+_NO_OUT = object()
+
+
+def call_checked(fn: Any, what: str, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` for numpy's ``what`` on traced arrays.
+
+    ``out=`` that ``fn`` does not take itself is numpy's: the result is written into a
+    traced ``out`` (``np.clip(x, 0, 1, out=x)``) and ``out`` returned. Arguments ``fn``
+    does not take raise :class:`~accy.errors.UnsupportedError` naming them and the user's
+    line, instead of Python's bare ``TypeError``.
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # no signature to check against
+        return fn(*args, **kwargs)
+    out = _NO_OUT
+    if "out" in kwargs and "out" not in sig.parameters:
+        kwargs = dict(kwargs)
+        out = kwargs.pop("out")
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as err:
+        params = ", ".join(p for p in sig.parameters if p not in ("args", "kwargs"))
+        raise numpy_api.UnsupportedError(
+            f"{what} at {user_location()}: {err} (accy supports {what}({params}))",
+            feature=f"{what} arguments", alternative=f"{what}({params})") from None
+    res = fn(*args, **kwargs)
+    if out is _NO_OUT or out is None:
+        return res
+    return ufunc_out.store_out(what, res, out)
 
 
 # ---------------------------------------------------------------- methods
@@ -193,7 +241,7 @@ def _method(fname: str, doc: str) -> Any:
     fn = NAMES[fname]
 
     def m(self: Tracer, *args: Any, **kwargs: Any) -> Any:
-        return fn(self, *args, **kwargs)
+        return call_checked(fn, f"ndarray.{fname}", (self, *args), kwargs)
 
     m.__name__ = fname
     m.__doc__ = f"``{doc}``; see ``accy.numpy.{fname}``."

@@ -48,8 +48,8 @@ def _scan(a: Any, axis: Any, dtype: Any, kind: str) -> Any:
         return (np.cumsum if kind == "add" else np.cumprod)(a, axis=axis, dtype=dtype)
     if dtype is not None:
         a = astype(a, dtype)
-    elif sum_dtype(a.accy_dtype) != a.accy_dtype:  # bool → i32, int8 → int64, ...
-        a = astype(a, sum_dtype(a.accy_dtype).numpy)
+    elif kind in ("add", "mul") and sum_dtype(a.accy_dtype) != a.accy_dtype:
+        a = astype(a, sum_dtype(a.accy_dtype).numpy)  # bool → i32, int8 → int64, ...
     if axis is None:
         a, axis = ravel(a), 0
     ax = _axes(axis, a.ndim)[0]
@@ -60,10 +60,33 @@ def _scan(a: Any, axis: Any, dtype: Any, kind: str) -> Any:
         limit[ax] = n - d
         low, high = [0] * rank, [0] * rank
         low[ax] = d
-        shifted = fb.pad(fb.slice(v, start, limit), low, high, 0.0 if kind == "add" else 1.0)
+        shifted = fb.pad(fb.slice(v, start, limit), low, high, _identity(kind))
+        if kind in ("max", "min"):  # the first d keep their own value (idempotent op)
+            one = [1] * rank
+            one[ax] = n
+            keep = value_of(tr, (np.arange(n) >= d).reshape(one), DType.BOOL)
+            shifted = fb.select(fb.broadcast_to(keep, v.type.shape), shifted, v)
         v = getattr(fb, kind)(v, shifted)
         d *= 2
     return wrap(tr, v)
+
+
+def _identity(kind: str) -> float:
+    """The scan's padding: the identity of add / mul (max and min select instead)."""
+    return 1.0 if kind == "mul" else 0.0
+
+
+def accumulate(a: Any, op: str, axis: int = 0, dtype: Any = None) -> Any:
+    """``numpy.<ufunc>.accumulate`` for ``op`` add | multiply | maximum | minimum:
+    the running sum, product, maximum (``np.maximum.accumulate``, a running peak) or minimum
+    along ``axis`` (numpy's default 0; NaN propagates forward, as numpy's)."""
+    kind = {"add": "add", "multiply": "mul", "maximum": "max", "minimum": "min"}[op]
+    if trace_of(a) is None or not isinstance(a, Tracer):
+        return getattr(np, op).accumulate(a, axis=axis, dtype=dtype)
+    if axis is None:
+        raise VerifyError(f"np.{op}.accumulate at {user_location()}: axis=None is not "
+                          "allowed (numpy's rule too); flatten first")
+    return _scan(a, axis, dtype, kind)
 
 
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None) -> Any:

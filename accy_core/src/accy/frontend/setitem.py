@@ -9,6 +9,8 @@ functional update the memory planner may perform in place. What ``idx`` may be:
   selected under a per-axis mask (``arith.select``);
 - one integer array (host or traced, negative host indices wrap) among basic indices:
   ``tensor.scatter`` along its axis (duplicates: the last write wins);
+- several integer arrays (``x[i, j] = v``, with full slices between them): one scatter on
+  the indexed axes flattened (:mod:`accy.frontend.multi_index`);
 - a boolean mask over the leading axes (host or traced) with ``v`` broadcast to the rest:
   ``arith.select``; a host mask also takes one value per selected element;
 - ``x[m] += v`` (and ``x[m] = x[m] * 2 + 1``) under a traced mask: the read is a pending
@@ -33,8 +35,16 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
-from accy.frontend.indexing import _expand, _gather, _index_value, getitem_value, host_mask
+from accy.frontend.indexing import (
+    _expand,
+    _gather,
+    _index_value,
+    getitem_value,
+    host_mask,
+    traced_lists,
+)
 from accy.frontend.masked_read import MaskedRead, masked_refusal
+from accy.frontend.multi_index import is_multi, multi_update
 from accy.frontend.numpy_api import broadcast_shape, trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -56,8 +66,8 @@ def setitem(x: Tracer, index: Any, values: Any) -> None:
     Raises:
         VerifyError: an index out of range, or ``values`` that do not broadcast to
             ``x[index]``'s shape (names the user's line).
-        UnsupportedError: several integer arrays, a traced mask with one value per
-            selected element.
+        UnsupportedError: several integer arrays with a partial slice, a traced mask with
+            one value per selected element.
     """
     if isinstance(values, MaskedRead):  # x[m] += v, x[m] = x[m] * 2 (same traced mask)
         values = _masked_write_back(x, index, values)
@@ -106,12 +116,10 @@ def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
     mask = host_mask(index)
     if mask is not None or (isinstance(index, Tracer) and index.accy_dtype == DType.BOOL):
         return _masked(tr, x, index if mask is None else mask, values, op)
-    items = _expand(index, x.ndim)
+    items = traced_lists(_expand(index, x.ndim))
+    if is_multi(items):  # x[i, j] = v: one scatter on the indexed axes flattened
+        return multi_update(tr, x, items, values, op, _target_shape, updated)
     arrays = [k for k, i in enumerate(items) if isinstance(i, (Tracer, list, np.ndarray))]
-    if len(arrays) > 1:
-        raise _refuse("assignment with several integer arrays",
-                      "write one array-indexed axis per statement, or flatten the axes and "
-                      "index with a single array (x.reshape(-1)[i * n + j] = v)")
     if arrays:
         return _scattered(tr, x, items, arrays[0], values, op)
     shape = _target_shape(x, items)

@@ -97,7 +97,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 def expand_dims(a: Any, axis: int) -> Any:
     """``a`` with a new axis of extent 1 at ``axis``."""
-    if trace_of(a) is None:
+    if trace_of(a) is None or not isinstance(a, Tracer):  # host data stays host data
         return np.expand_dims(a, axis)
     shape = list(a.shape)
     pos = axis if axis >= 0 else len(shape) + 1 + axis
@@ -107,7 +107,7 @@ def expand_dims(a: Any, axis: int) -> Any:
 
 def squeeze(a: Any, axis: Any = None) -> Any:
     """``a`` without the axes of extent 1 (all of them, or those in ``axis``)."""
-    if trace_of(a) is None:
+    if trace_of(a) is None or not isinstance(a, Tracer):
         return np.squeeze(a, axis)
     rank = len(a.shape)
     axes = {i for i, s in enumerate(a.shape) if s == 1} if axis is None else {

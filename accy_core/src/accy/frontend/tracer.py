@@ -98,9 +98,10 @@ class Tracer:
 
     # ------------------------------------------------------------ concretization
     def _concrete(self, what: str) -> TracerConversionError:
+        where = user_location()
         return TracerConversionError(
-            control_flow_message(what, str(self._value.type), user_location()), feature=what
-        )
+            control_flow_message(what, str(self._value.type), where), feature=what,
+            array=str(self._value.type), where=where or "")
 
     def __bool__(self) -> bool:
         raise self._concrete("bool() (a Python if/while/and/or)")

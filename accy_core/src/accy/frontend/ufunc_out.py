@@ -9,6 +9,8 @@
   nothing else refers to ``h`` (no view of it, no second name); the reference count of
   ``h`` is compared with the count the same call sees on an unshared array (measured once
   at import), and a shared ``h`` is refused.
+- ``np.clip(x, 0, 1, out=t)`` and other ``accy.numpy`` functions without an ``out``
+  parameter of their own: the result is stored into a traced ``t`` the same way.
 - ``np.add.at(t, idx, v)`` (and ``multiply``/``minimum``/``maximum``) on a traced ``t``
   rebinds ``t`` to ``t.at[idx].add(v)`` (repeated indices accumulate, as numpy's).
 
@@ -27,7 +29,7 @@ from accy.frontend import numpy_api, shape_api
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
-__all__ = ["UNSHARED_REFS", "call_with_out", "ufunc_at"]
+__all__ = ["UNSHARED_REFS", "call_with_out", "store_out", "ufunc_at"]
 
 _AT = {"add": "add", "multiply": "multiply", "minimum": "min", "maximum": "max"}
 
@@ -87,6 +89,21 @@ def call_with_out(fn: Any, name: str, inputs: tuple, out: Any, refs: int) -> Any
     if tuple(res.shape) != o.shape:
         res = shape_api.broadcast_to(res, o.shape)
     return numpy_api.astype(res, o.dtype) if np.dtype(res.dtype) != o.dtype else res
+
+
+def store_out(what: str, res: Any, out: Any) -> Any:
+    """``res`` written into ``out`` (a traced array, or a tuple of one), as numpy's
+    ``out=`` of a function (``np.clip(x, 0, 1, out=x)``); returns ``out``.
+
+    Raises:
+        UnsupportedError: a host ``out`` (it cannot hold traced values) or several.
+    """
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if not isinstance(out, Tracer):
+        raise _refuse(f"{what}(..., out=) into a {type(out).__name__}", _HOST_FIX)
+    out[...] = res
+    return out
 
 
 def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:

@@ -1,0 +1,52 @@
+"""The programs of :mod:`.programs_more` run under ``accy.jit`` and equal their numpy run:
+shape, dtype (numpy's, or accy's documented one, :data:`.cases_more.ACCY_DTYPES`), values,
+and the arguments they write into written back. On cpu all of them; on the device backends
+those in :data:`.cases_more.DEVICE` (fancy indexing, scatter, scans: code that differs per
+backend)."""
+
+from __future__ import annotations
+
+import accy
+import numpy as np
+import pytest
+
+from tests.programs.real import cases_more as cases
+from tests.programs.real import programs_more as programs
+
+
+def _leaves(x) -> tuple:
+    return tuple(x) if isinstance(x, tuple) else (x,)
+
+
+def _run(name: str, backend: str) -> None:
+    fn = getattr(programs, name)
+    host_args = cases.inputs(name)
+    want = _leaves(fn(*host_args))
+    args = cases.inputs(name)
+    got = _leaves(accy.jit(fn, backend=backend)(*args))
+    assert len(got) == len(want)
+    dtypes = cases.ACCY_DTYPES.get(name, tuple(str(np.asarray(w).dtype) for w in want))
+    tol = cases.TOL.get(name, cases.TOL["default"])
+    for k, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"result {k}: shape {g.shape} != numpy's {w.shape}"
+        assert str(g.dtype) == dt, f"result {k}: dtype {g.dtype} != {dt}"
+        if np.dtype(w.dtype).kind in "iub":
+            np.testing.assert_array_equal(g, w.astype(g.dtype))
+        else:
+            np.testing.assert_allclose(g, w.astype(g.dtype), rtol=tol, atol=tol)
+    for a, h in zip(args, host_args, strict=True):  # written arguments come back as numpy's
+        if isinstance(a, np.ndarray):
+            np.testing.assert_allclose(a, h, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", cases.NAMES)
+def test_program_equals_numpy_on_cpu(name: str) -> None:
+    _run(name, "cpu")
+
+
+@pytest.mark.parametrize("name", sorted(cases.DEVICE))
+def test_program_equals_numpy_on_device(name: str, backend: str) -> None:
+    if backend == "cpu":
+        pytest.skip("covered by test_program_equals_numpy_on_cpu")
+    _run(name, backend)
