@@ -38,10 +38,10 @@ as unset.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from accy.errors import InputError
+from accy.records import record
 
 __all__ = [
     "DEFAULT_CACHE_MAX_BYTES",
@@ -69,7 +69,7 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
 
 
-@dataclass(frozen=True)
+@record
 class Variable:
     """Describe one environment variable (for ``--help`` texts and the README table)."""
 

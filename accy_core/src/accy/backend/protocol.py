@@ -13,10 +13,11 @@ pair: the element count, runtime scalars, then static scalars.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from accy.errors import CapabilityError
+from accy.records import record
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,7 +69,7 @@ _ALTERNATIVES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Capabilities:
     """Describe a live device: identity, dtypes, artifact formats, limits and features.
 
@@ -109,7 +110,7 @@ class Capabilities:
     max_storage_buffers: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class TargetProfile:
     """Hold what legalization checks a program against: dtypes, features and limits.
 
@@ -181,7 +182,7 @@ class TargetProfile:
         )
 
 
-@dataclass(frozen=True)
+@record
 class Artifact:
     """Hold a compiled kernel: native bytes plus what the loader and launcher need.
 
@@ -203,7 +204,7 @@ class Artifact:
     metadata: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
-@dataclass(frozen=True)
+@record
 class Geometry:
     """Describe a 1-D launch grid: ``groups`` work-groups of ``workgroup_size`` work-items."""
 

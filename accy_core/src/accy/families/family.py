@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from accy.errors import InputError, known_names
+from accy.records import record
 
 __all__ = ["Candidate", "Family", "Role", "Signature", "Variant", "resolve"]
 
 ROLE_KINDS = ("input", "output", "option")
 
 
-@dataclass(frozen=True)
+@record
 class Role:
     """One parameter of a family.
 
@@ -50,7 +51,7 @@ class Role:
                              f"got {self.kind!r}")
 
 
-@dataclass(frozen=True)
+@record
 class Signature:
     """The roles of a family in API order."""
 
@@ -77,7 +78,7 @@ class Signature:
         return tuple(r for r in self.roles if r.kind == "output")
 
 
-@dataclass(frozen=True)
+@record
 class Candidate:
     """One point of a variant's tuning space.
 
@@ -123,7 +124,7 @@ def resolve(ref: str | Callable[..., Any]) -> Callable[..., Any]:
         raise InputError(f"implementation reference {ref!r} does not resolve: {e}") from e
 
 
-@dataclass(frozen=True)
+@record
 class Variant:
     """One implementation of a family, written once in the kernel DSL.
 
@@ -148,7 +149,7 @@ class Variant:
     dtypes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Family:
     """A named operation with a reference and variants; see the module docstring.
 

@@ -20,10 +20,12 @@ import contextlib
 import contextvars
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
+
+from accy.records import record
 
 __all__ = ["MAX_WORK_ITEMS", "CapturedRun", "Plan", "Slot", "backend_object", "capture_plans",
            "check_launch", "host_like", "tile_geometry"]
@@ -39,7 +41,7 @@ _CAPTURE: contextvars.ContextVar[list | None] = contextvars.ContextVar("accy_pla
                                                                       default=None)
 
 
-@dataclass(frozen=True)
+@record
 class CapturedRun:
     """One :meth:`Plan.run` seen by :func:`capture_plans`: the backend, the launch graph,
     its loaded kernels (name → handle) and the host inputs (in ``graph.param_slots``
@@ -63,7 +65,7 @@ def capture_plans() -> Iterator[list[CapturedRun]]:
         _CAPTURE.reset(token)
 
 
-@dataclass(frozen=True)
+@record
 class Slot:
     """A buffer slot of a plan: ``size_elems`` elements of kernel dtype ``dtype``."""
 
@@ -104,7 +106,7 @@ def tile_geometry(backend: Any, tiles: int, workgroup_size: int) -> tuple[int, i
     return max(0, -(-items // workgroup_size)), stride
 
 
-@dataclass
+@record(frozen=False)
 class Plan:
     """A launch graph under construction for one family call (see the module docstring)."""
 

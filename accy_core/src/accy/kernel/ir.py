@@ -28,11 +28,11 @@ The convenience constructors (:func:`const`, :func:`binary`, :func:`unary`, :fun
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
 import numpy as np
 
 from accy.errors import VerifyError
+from accy.records import record
 
 __all__ = [
     "walk_nodes",
@@ -155,7 +155,7 @@ def dtype_bytes(dtype: str) -> int:
 # ---------------------------------------------------------------------------------- expressions
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Const:
     """A literal ``value`` (Python int/float/bool) of ``dtype``."""
 
@@ -163,7 +163,7 @@ class Const:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Var:
     """A reference to a ``Let``/``For`` variable or a scalar parameter named ``name``."""
 
@@ -171,7 +171,7 @@ class Var:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ThreadId:
     """The work-item's ``kind`` id: ``global``, ``local``, ``group`` or ``num_groups`` (i32)."""
 
@@ -179,7 +179,7 @@ class ThreadId:
     dtype: str = "i32"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Unary:
     """``op(x)``; ``dtype`` is the result dtype (same as ``x.dtype``)."""
 
@@ -188,7 +188,7 @@ class Unary:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Binary:
     """``op(a, b)``; operands share a dtype; compares produce ``"bool"``.
 
@@ -202,7 +202,7 @@ class Binary:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Select:
     """``a if cond else b``; ``cond`` is bool, ``a`` and ``b`` share ``dtype``."""
 
@@ -212,7 +212,7 @@ class Select:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Fma:
     """``a * b + x`` with the product and sum fused or not (LLVM ``llvm.fmuladd``): the
     target picks a hardware FMA where it has one, so float results may differ from
@@ -225,7 +225,7 @@ class Fma:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Cast:
     """Numeric conversion of ``x`` to ``dtype``; float→int truncates, →bool is ``x != 0``."""
 
@@ -233,7 +233,7 @@ class Cast:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Bitcast:
     """Reinterpret the bits of ``x`` as ``dtype`` (same width, not bool)."""
 
@@ -241,7 +241,7 @@ class Bitcast:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Load:
     """``buffer[index]``: element ``index`` (i32/i64/u32, in elements) of a buffer parameter."""
 
@@ -250,7 +250,7 @@ class Load:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SharedLoad:
     """``array[index]`` of a work-group shared array."""
 
@@ -265,7 +265,7 @@ Expr = (Const | Var | ThreadId | Unary | Binary | Select | Fma | Cast | Bitcast 
 # ----------------------------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Let:
     """Declare mutable variable ``name`` (dtype = ``value.dtype``) initialised to ``value``."""
 
@@ -273,7 +273,7 @@ class Let:
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Assign:
     """Assign ``value`` to a previously declared variable ``name`` (same dtype)."""
 
@@ -281,7 +281,7 @@ class Assign:
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Store:
     """``buffer[index] = value`` on a ``write``/``readwrite`` buffer."""
 
@@ -290,7 +290,7 @@ class Store:
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SharedStore:
     """``array[index] = value`` on a work-group shared array."""
 
@@ -299,7 +299,7 @@ class SharedStore:
     value: Expr
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class For:
     """``for var in range(start, stop, step): body``; var dtype = ``start.dtype``, step > 0."""
 
@@ -310,7 +310,7 @@ class For:
     body: tuple[Stmt, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class If:
     """``if cond: then else: orelse`` with a bool ``cond``."""
 
@@ -319,12 +319,12 @@ class If:
     orelse: tuple[Stmt, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Barrier:
     """Work-group execution and shared-memory barrier; only in uniform control flow."""
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class AtomicRMW:
     """Atomic ``buffer[index] = op(buffer[index], value)``; the old value is discarded."""
 
@@ -339,7 +339,7 @@ Stmt = Let | Assign | Store | SharedStore | For | If | Barrier | AtomicRMW
 # ------------------------------------------------------------------------------------- kernels
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class BufferParam:
     """A device buffer parameter of element dtype ``dtype``; ``access`` read/write/readwrite."""
 
@@ -348,7 +348,7 @@ class BufferParam:
     access: str = "read"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ScalarParam:
     """A by-value scalar parameter (read as ``Var(name, dtype)`` in the body)."""
 
@@ -356,7 +356,7 @@ class ScalarParam:
     dtype: str
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SharedArray:
     """A work-group shared array of ``size_elems`` elements of ``dtype``."""
 
@@ -365,7 +365,7 @@ class SharedArray:
     size_elems: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Kernel:
     """A compute kernel: parameters in launch order, body, work-group size (work-items).
 

@@ -36,11 +36,11 @@ import os
 import struct
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
+from accy.records import record
 from accy.runtime import cache_files
 
 __all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "MATERIALISED_SUFFIXES", "ArtifactCache",
@@ -61,7 +61,7 @@ _USAGE: dict[str, tuple[int, float]] = {}
 _USAGE_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
+@record
 class CacheUsage:
     """What a cache directory holds: ``entries`` entry files, and ``bytes`` bytes in total
     with the files materialised from them."""

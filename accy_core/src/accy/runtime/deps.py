@@ -23,13 +23,14 @@ topological order (:meth:`DependencyGraph.topological_order` returns it).
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 from typing import Any
+
+from accy.records import record
 
 __all__ = ["DependencyGraph", "Edge", "dependency_graph", "graph_nodes"]
 
 
-@dataclass(frozen=True)
+@record
 class Edge:
     """``dst`` must run after ``src`` (node indices); ``kind`` is ``RAW``, ``WAR`` or ``WAW``;
     ``slot`` is the slot that makes them conflict."""
@@ -40,7 +41,7 @@ class Edge:
     slot: int
 
 
-@dataclass(frozen=True)
+@record
 class DependencyGraph:
     """Nodes in program order, their read/write slot sets and the edges between them.
 

@@ -12,19 +12,20 @@ repeated by the runtime without host round trips.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
 from accy.ir import Function, Module, TensorType
 from accy.ir.ops.dispatch import FAMILY_KINDS
 from accy.ir.ops.loop import LOOP_OPS
+from accy.records import record
 from accy.runtime.loop_graph import LoopNode, absorb_loop
 
 __all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function"]
 
 
-@dataclass(frozen=True)
+@record
 class GraphLaunch:
     """One launch: kernel name, work-group count and size, bound slots, scalars."""
 
@@ -35,7 +36,7 @@ class GraphLaunch:
     scalars: tuple[tuple[str, int | float], ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class IndexCheck:
     """Before launch ``before``, every element of slot ``slot`` (``count`` of ``dtype``) must
     lie in ``[low, high)``; the executable raises IndexOutOfRangeError otherwise."""
@@ -49,7 +50,7 @@ class IndexCheck:
     what: str
 
 
-@dataclass
+@record(frozen=False)
 class LaunchGraph:
     """Slots + launches; see the module docstring.
 

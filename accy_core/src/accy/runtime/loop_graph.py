@@ -23,17 +23,18 @@ body function, merged into the enclosing graph's slots (one slot space per execu
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 import numpy as np
 
 from accy.errors import UnsupportedError
+from accy.records import record
 
 __all__ = ["LoopNode", "Program", "absorb_loop", "copy_launch"]
 
 
-@dataclass
+@record(frozen=False)
 class Program:
     """A launch sequence: launches in order and loop nodes between them."""
 
@@ -41,7 +42,7 @@ class Program:
     loops: list[LoopNode] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record
 class LoopNode:
     """One loop of a launch graph (see the module docstring); all fields are slot numbers
     of the executable's one slot space."""

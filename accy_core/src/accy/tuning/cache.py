@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from accy.errors import InputError, TuningCacheError
+from accy.records import record
 from accy.runtime.cache_files import (
     UnsafeCacheFile,
     check_directory,
@@ -43,7 +44,7 @@ CACHE_FORMAT = "accy-tuning-cache"
 CACHE_VERSION = 1
 
 
-@dataclass(frozen=True)
+@record
 class TuningEntry:
     """One cached choice.
 

@@ -17,9 +17,9 @@ rounded up to the target's subgroup size and capped by its limits.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from accy.errors import InputError
+from accy.records import record
 
 __all__ = [
     "MAX_CANDIDATES",
@@ -42,7 +42,7 @@ VARIANTS = ("map", "serial", "tree", "lanes")
 _LABEL = re.compile(r"^(map|serial|tree|lanes)-wg(\d+)-ipt(\d+)$")
 
 
-@dataclass(frozen=True)
+@record
 class LaunchCandidate:
     """One launch configuration of a region's kernel.
 
