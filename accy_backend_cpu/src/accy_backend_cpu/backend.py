@@ -17,19 +17,19 @@ buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte sl
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.errors import LaunchError, UnsupportedError, VerifyError
+from accy.hashing import sha256
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
 from accy.kernel.loops import loop_trips
+from accy.records import record
 
 from accy_backend_cpu import shared_object
 from accy_backend_cpu.bound_launch import bind_launch
@@ -53,7 +53,7 @@ __all__ = ["CpuBackend", "LoadedKernel"]
 _EMIT_FORMATS = ("llvm", "llvm-opt", "asm", "obj")
 
 
-@dataclass
+@record(frozen=False)
 class LoadedKernel:
     """A loaded kernel, ``function(bufs, scalars, begin, end, nwg)``; ``engine`` keeps its
     code alive (an MCJIT engine, or the ``ctypes.CDLL`` of a linked program); ``driver``:
@@ -230,10 +230,10 @@ class CpuBackend:
             head, _, rest = text.partition("(")
             if head != f"kernel {kernel.name}":  # not the expected layout: never merge it
                 rest = text
-            shape = hashlib.sha256(rest.encode()).hexdigest()
+            shape = sha256(rest.encode()).hexdigest()
             entries[kernel.name] = unique.setdefault(shape, kernel).name
             weights.setdefault(entries[kernel.name], KERNEL_WEIGHT + len(text))
-            fingerprint = hashlib.sha256(text.encode()).hexdigest()
+            fingerprint = sha256(text.encode()).hexdigest()
             metas[kernel.name] = self._metadata(kernel, noalias, fingerprint)
         distinct = list(unique.values())
         workers = config.codegen_workers() if len(distinct) >= MIN_PARALLEL_KERNELS else 1

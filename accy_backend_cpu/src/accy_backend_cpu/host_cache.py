@@ -16,13 +16,14 @@ ignored and rewritten.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from accy.hashing import sha256
 
 __all__ = ["HostInfo", "cached_host", "host_key", "store_host"]
 
@@ -75,7 +76,7 @@ def host_key() -> str | None:
         return None
     text = "|".join([sys.platform, os.uname().machine if hasattr(os, "uname") else "",
                      str(binding), *libs]).encode() + b"\n" + cpu
-    return hashlib.sha256(text).hexdigest()
+    return sha256(text).hexdigest()
 
 
 def _path() -> Path | None:

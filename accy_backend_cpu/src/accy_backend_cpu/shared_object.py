@@ -26,10 +26,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import hashlib
 import os
 import threading
 from pathlib import Path
+
+from accy.hashing import sha256
 
 __all__ = ["SUFFIX", "library_directory", "link", "linker_commands", "load_library"]
 
@@ -91,13 +92,13 @@ def _materialise(data: bytes, directory: Path) -> tuple[Path, bool]:
     """The checked file of ``data`` in ``directory``, and whether it was (re)written."""
     from accy.runtime import cache_files
 
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256(data).hexdigest()
     path = directory / f"{digest}{SUFFIX}"
     try:
         present = cache_files.read_cache_file(path)
     except OSError:  # missing, unreadable, a link, another user's or group-writable
         present = None
-    if present is None or hashlib.sha256(present).hexdigest() != digest:
+    if present is None or sha256(present).hexdigest() != digest:
         if present is not None or path.is_symlink():
             with contextlib.suppress(OSError):
                 path.unlink()

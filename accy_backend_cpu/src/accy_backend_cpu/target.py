@@ -7,11 +7,11 @@ the host: f32/f64 math goes to LLVM intrinsics and from there to libm.
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from typing import TYPE_CHECKING
 
 from accy.codegen.target import GENERATOR_REVISION, BaseTarget
+from accy.hashing import sha256
 
 from accy_backend_cpu.host_cache import HostInfo, cached_host, store_host
 from accy_backend_cpu.vecmath import VECMATH_F32
@@ -107,7 +107,7 @@ class CpuTarget(BaseTarget):
             "scalar-gather-loops-1",  # accy.codegen.llvm.gathering_loops
             GENERATOR_REVISION,
         )
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+        return sha256("\0".join(parts).encode()).hexdigest()
 
     def request(self, llvm_ir: str, outputs: tuple[str, ...] = ("obj",)) -> CodegenRequest:
         """Return the worker request compiling ``llvm_ir`` for this CPU."""

@@ -9,11 +9,12 @@ reports the counts; ``client.run(accy.dask.worker.stats)`` asks every worker.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from typing import Any
 
 import numpy as np
+
+from accy.hashing import sha256
 
 __all__ = ["reset_stats", "run_block", "run_text", "stats"]
 
@@ -37,7 +38,7 @@ def reset_stats() -> None:
 
 
 def _executable(text: str, backend: str) -> Any:
-    key = (hashlib.sha256(text.encode()).hexdigest(), backend)
+    key = (sha256(text.encode()).hexdigest(), backend)
     with _LOCK:
         exe = _EXECUTABLES.get(key)
         if exe is not None:

@@ -10,11 +10,12 @@ some kernels accumulate into them); sweeps call it outside the timed region.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from accy.hashing import sha256
 
 __all__ = ["PreparedReplay", "artifact_fingerprint"]
 
@@ -27,7 +28,7 @@ def artifact_fingerprint(backend: Any, runs: Sequence[Any]) -> str:
     from accy.runtime.compiler import artifact_key
 
     caps = backend.capabilities()
-    h = hashlib.sha256()
+    h = sha256()
     for run in runs:
         for ln in run.graph.launches:
             kernel = run.graph.kernels[ln.kernel]

@@ -7,8 +7,7 @@ of an op, a type or an attribute changes it.
 
 from __future__ import annotations
 
-import hashlib
-
+from accy.hashing import sha256
 from accy.ir.core import Module
 from accy.ir.printer import print_module
 
@@ -17,4 +16,4 @@ __all__ = ["fingerprint"]
 
 def fingerprint(module: Module) -> str:
     """Return the module's structural fingerprint (64 hex digits)."""
-    return hashlib.sha256(print_module(module).encode()).hexdigest()
+    return sha256(print_module(module).encode()).hexdigest()

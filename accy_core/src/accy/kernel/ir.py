@@ -27,11 +27,10 @@ The convenience constructors (:func:`const`, :func:`binary`, :func:`unary`, :fun
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 from accy.errors import VerifyError
+from accy.hashing import sha256
 from accy.records import record
 
 __all__ = [
@@ -388,7 +387,7 @@ class Kernel:
 
     def fingerprint(self) -> str:
         """Return the sha256 hex digest of :meth:`to_text` (stable across processes)."""
-        return hashlib.sha256(self.to_text().encode()).hexdigest()
+        return sha256(self.to_text().encode()).hexdigest()
 
     def __str__(self) -> str:
         return self.to_text()

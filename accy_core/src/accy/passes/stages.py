@@ -20,12 +20,12 @@ A product's fingerprint is computed when first read.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from functools import cached_property
 
 from accy.errors import InputError
+from accy.hashing import sha256
 from accy.ir import Module
 from accy.passes.base import AnalysisRecord, Pass, PassContext, PassRecord
 from accy.passes.manager import PassManager
@@ -86,7 +86,7 @@ class StageProduct:
 def product_fingerprint(module: Module) -> str:
     """sha256 of ``module.to_text()`` then, in key order, each kernel's name and fingerprint
     from ``module.attrs["kernels"]``."""
-    h = hashlib.sha256(module.to_text().encode())
+    h = sha256(module.to_text().encode())
     kernels = module.attrs.get("kernels") or {}
     for key in sorted(kernels):
         h.update(f"\nkernel {key} ".encode())

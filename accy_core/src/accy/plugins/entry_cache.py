@@ -21,13 +21,14 @@ ignored and rewritten. ``ACCY_DISABLE_DISK_CACHE`` bypasses it.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from accy.hashing import sha256
 
 __all__ = ["CachedEntryPoint", "cache_path", "entry_points", "installation_state"]
 
@@ -83,7 +84,7 @@ def installation_state() -> str:
     ``entry_points.txt`` modification times (entries without any — a script's directory,
     the standard library — cannot provide entry points and are left out, so scripts run
     from different directories share one table)."""
-    h = hashlib.sha256(f"{_FORMAT}|{sys.version}|{sys.prefix}\n".encode())
+    h = sha256(f"{_FORMAT}|{sys.version}|{sys.prefix}\n".encode())
     for entry in sys.path:
         try:
             with os.scandir(entry or ".") as it:

@@ -30,7 +30,6 @@ estimated between scans (rescanned at least every minute, since other processes 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import struct
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
+from accy.hashing import sha256
 from accy.records import record
 from accy.runtime import cache_files
 
@@ -134,7 +134,7 @@ class ArtifactCache:
         """
         if self.directory is None:
             raise RuntimeError("artifact cache is disabled (ACCY_DISABLE_DISK_CACHE)")
-        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ENTRY_SUFFIX)
+        return self.directory / (sha256(key.encode()).hexdigest() + ENTRY_SUFFIX)
 
     def load(self, key: str) -> Any | None:
         """Return the artifact stored under ``key``, or ``None`` (miss, disabled, refused
@@ -300,7 +300,7 @@ class ArtifactCache:
             sort_keys=True,
         ).encode()
         body = MAGIC + struct.pack("<II", FORMAT_VERSION, len(header)) + header + artifact.data
-        return body + hashlib.sha256(body).digest()
+        return body + sha256(body).digest()
 
     @staticmethod
     def _decode(blob: bytes, key: str) -> Any:
@@ -311,7 +311,7 @@ class ArtifactCache:
         if not blob.startswith(MAGIC):
             raise _Corrupt("is not an accy artifact (bad magic)")
         body, digest = blob[:-_DIGEST], blob[-_DIGEST:]
-        if hashlib.sha256(body).digest() != digest:
+        if sha256(body).digest() != digest:
             raise _Corrupt("has a bad checksum (corrupt or truncated)")
         version, header_len = struct.unpack_from("<II", blob, len(MAGIC))
         if version != FORMAT_VERSION:

@@ -7,11 +7,11 @@ version); a corrupt disk entry is discarded and rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from typing import Any
 
 from accy.errors import InputError, LaunchError
+from accy.hashing import sha256
 from accy.ir import Module
 from accy.runtime.resources import release_all
 
@@ -27,7 +27,7 @@ def artifact_key(backend_name: str, device_fingerprint: str, kernel_fingerprint:
     import accy
 
     text = f"{backend_name}|{device_fingerprint}|{kernel_fingerprint}|{accy.__version__}"
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def _disk_cache():
@@ -72,7 +72,7 @@ def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, A
     if loops:
         parts += "\nloop-driver"
     return artifact_key(backend_name, device_fingerprint,
-                        "program:" + hashlib.sha256(parts.encode()).hexdigest())
+                        "program:" + sha256(parts.encode()).hexdigest())
 
 
 def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | None = None,

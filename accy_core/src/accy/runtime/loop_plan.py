@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
+
+from accy.records import record
 
 __all__ = ["FlatLoop", "alias_facts", "flatten_loop"]
 
@@ -43,7 +45,7 @@ __all__ = ["FlatLoop", "alias_facts", "flatten_loop"]
 SIM_BUDGET = 200_000
 
 
-@dataclass
+@record(frozen=False)
 class FlatLoop:
     """A flattened loop node (see the module docstring).
 

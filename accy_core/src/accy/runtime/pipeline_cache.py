@@ -22,7 +22,6 @@ read from a directory that the cache refuses unless it is private to the user
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import pickle
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
+from accy.hashing import sha256
 
 __all__ = ["FORMAT", "load_graph", "pipeline_key", "source_fingerprint", "stable_repr",
            "store_graph"]
@@ -40,7 +40,7 @@ FORMAT = "launch-graph"
 
 @lru_cache(maxsize=8)
 def _tree_fingerprint(root: str) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     stack = [root]
     while stack:
         top = stack.pop()
@@ -67,7 +67,7 @@ def source_fingerprint(*modules: str) -> str:
         file = getattr(mod, "__file__", None)
         if file:
             roots.append(str(Path(file).parent))
-    return hashlib.sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
+    return sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
                           ).hexdigest()
 
 
@@ -99,7 +99,7 @@ def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: 
                      stable_repr(options),
                      accy.__version__,
                      source_fingerprint(type(backend).__module__, "accy_kernels")])
-    return hashlib.sha256(text.encode()).hexdigest()
+    return sha256(text.encode()).hexdigest()
 
 
 def _cache() -> Any:

@@ -15,13 +15,14 @@ inherit their predecessors instead, so ordering through them is kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from accy.records import record
 
 __all__ = ["StreamPlan", "plan_streams"]
 
 
-@dataclass(frozen=True)
+@record
 class StreamPlan:
     """Where each node of a dependency graph runs and what it waits for.
 

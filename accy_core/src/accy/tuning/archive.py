@@ -18,7 +18,6 @@ A corrupt, truncated or wrong-version archive raises :class:`~accy.errors.Tuning
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import struct
@@ -26,6 +25,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from accy.errors import TuningCacheError
+from accy.hashing import sha256
 from accy.tuning.cache import CACHE_FORMAT, CACHE_VERSION, TuningCache, _parse_entries, atomic_write
 
 __all__ = ["ARCHIVE_MAGIC", "ARCHIVE_VERSION", "export_archive", "import_archive", "read_archive"]
@@ -46,7 +46,7 @@ def export_archive(path: str | os.PathLike[str], cache: TuningCache | None = Non
     payload = json.dumps({"entries": {k: asdict(v) for k, v in sorted(entries.items())}},
                          sort_keys=True).encode()
     header = _HEADER.pack(ARCHIVE_MAGIC, ARCHIVE_VERSION, 0, len(payload),
-                          hashlib.sha256(payload).digest())
+                          sha256(payload).digest())
     atomic_write(Path(path), header + payload)
     return len(entries)
 
@@ -82,7 +82,7 @@ def read_archive(path: str | os.PathLike[str]):
     if len(payload) != length:
         raise _fail(name, "truncated", f"truncated or padded: payload has {len(payload)} bytes, "
                     f"header says {length}")
-    if hashlib.sha256(payload).digest() != digest:
+    if sha256(payload).digest() != digest:
         raise _fail(name, "checksum", "sha256 checksum mismatch (corrupted)")
     try:
         doc = json.loads(payload)

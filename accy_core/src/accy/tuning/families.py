@@ -24,12 +24,12 @@ only when it is faster, or when the old one is stale (measured by another accy v
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from accy.hashing import sha256
 from accy.tuning.cache import TuningCache, TuningEntry, entry_key
 
 __all__ = ["FamilyChoices", "family_choices", "family_shape_key", "is_stale", "space_version",
@@ -44,7 +44,7 @@ def space_version(family: Any) -> str:
     digits of the sha256 of its variant names and candidate labels."""
     text = ";".join(f"{v.name}:{','.join(c.label() for c in v.candidates)}"
                     for v in family.variants)
-    return hashlib.sha256(text.encode()).hexdigest()[:8]
+    return sha256(text.encode()).hexdigest()[:8]
 
 
 def family_shape_key(version: str, dtypes: str | Iterable[str], shape_class: str) -> str:

@@ -1,0 +1,34 @@
+"""sha256 for cache keys and checksums without importing :mod:`hashlib` on a warm start.
+
+``import hashlib`` loads OpenSSL's libcrypto (3-6 ms on the 2-core machine), which a
+warm-cache first call paid only to hash a few short keys. :func:`sha256` returns CPython's
+built-in sha256 object (the ``_sha2`` module, ``_sha256`` before Python 3.12) for inputs of
+at most ``BIG`` bytes, and OpenSSL's (``hashlib.sha256``, ~8x faster per byte) for larger
+ones. Both give the same digests (FIPS 180-4), so keys do not depend on which one ran.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["BIG", "sha256"]
+
+#: inputs longer than this are hashed by OpenSSL through hashlib
+BIG = 1 << 16
+
+try:
+    from _sha2 import sha256 as _builtin  # CPython >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256 as _builtin  # CPython 3.11
+    except ImportError:  # another implementation: hashlib's
+        _builtin = None
+
+
+def sha256(data: bytes | bytearray | memoryview = b"") -> Any:
+    """A new sha256 hash object (``update``, ``digest``, ``hexdigest``, ``copy``) over
+    ``data``, as ``sha256(data)``."""
+    if _builtin is None or len(data) > BIG:
+
+        return sha256(data)
+    return _builtin(data)
