@@ -27,8 +27,9 @@ except ImportError:
 
 def sha256(data: bytes | bytearray | memoryview = b"") -> Any:
     """A new sha256 hash object (``update``, ``digest``, ``hexdigest``, ``copy``) over
-    ``data``, as ``sha256(data)``."""
+    ``data``, as ``hashlib.sha256(data)``."""
     if _builtin is None or len(data) > BIG:
+        import hashlib
 
-        return sha256(data)
+        return hashlib.sha256(data)
     return _builtin(data)

@@ -102,3 +102,50 @@ def test_generated_fast_path_takes_read_only_inputs_and_refuses_other_types():
     assert got is not None
     _check(got, x, y)
     assert exe.call_fast((x.tolist(), y)) is None and exe.call_fast([x, y, y]) is None
+
+
+def test_a_closed_executables_plan_refuses_and_jit_rebinds():
+    f = accy.jit(lambda a, b: anp.sqrt(a * b + 1.0))
+    a = np.linspace(0, 1, 64, dtype=np.float32)
+    f(a, a)
+    exe = f.compile(a, a)
+    old = exe.fast_function()
+    assert old((a, a)) is not None
+    exe.close()  # frees the buffers the plan's pointers named
+    assert old((a, a)) is None  # dead: never launches with freed addresses
+    for _ in range(3):  # the jit notices, takes the ordinary path once and rebinds
+        np.testing.assert_allclose(f(a, a), np.sqrt(a * a + 1.0), rtol=1e-6)
+    assert exe.fast_function() is not old and exe.fast_function()((a, a)) is not None
+
+
+def test_data_pointer_read_from_the_array_object_matches_numpy():
+    from accy.runtime import fast_call
+
+    base = np.arange(64, dtype=np.float64)
+    arrays = [base, base[5:], base[::2].copy(), np.frombuffer(b"x" * 16, np.uint8),
+              np.empty((3, 4), np.int32)]
+    for arr in arrays:
+        assert fast_call._address(arr) == arr.__array_interface__["data"][0]
+
+
+def test_threads_calling_one_executable_get_their_own_results():
+    import threading
+
+    exe = accy.compile(_module(), use_cache=False)
+    inputs = [_inputs(seed) for seed in range(4)]
+    exe(*inputs[0])
+    bad = []
+
+    def work(k):
+        x, y = inputs[k]
+        for _ in range(200):
+            got = exe(x, y)
+            if not np.allclose(got[1], np.sqrt(np.abs(x)) + y, rtol=1e-6):
+                bad.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad

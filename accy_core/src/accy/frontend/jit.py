@@ -25,7 +25,6 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,12 +45,20 @@ REFERENCE = "reference"
 _LEAF = ("*",)  # the tree of a single array result
 
 
-@dataclass
 class _Entry:
-    module: Module
-    out_tree: Any
-    executable: Any = None
-    writes: tuple[int, ...] = ()  # argument leaves the function wrote into (extra results)
+    """A traced signature: its module, result tree, executable and, once it ran through
+    the small-call path, that path's function (``fast``, see ``Jitted.__call__``)."""
+
+    __slots__ = ("module", "out_tree", "executable", "writes", "fast", "single")
+
+    def __init__(self, module: Module, out_tree: Any, executable: Any = None,
+                 writes: tuple[int, ...] = ()) -> None:
+        self.module = module
+        self.out_tree = out_tree
+        self.executable = executable
+        self.writes = writes  # argument leaves the function wrote into (extra results)
+        self.fast: Any = None
+        self.single = out_tree == _LEAF  # one array result: returned as it is
 
 
 def _ir_name(fn: Callable[..., Any]) -> str:
@@ -210,9 +217,11 @@ class Jitted:
         """
         last = self._last  # set only for calls without keywords and static arguments
         if last is not None and not kwargs and not getattr(_TRACE_STATE, "stack", None):
-            out = last.executable.call_fast(args)  # checks dtypes, shapes and layouts itself
+            # the executable's small-call function: checks dtypes, shapes and layouts itself,
+            # None for anything else (and once the executable was closed)
+            out = last.fast(args)
             if out is not None:
-                return out[0] if last.out_tree == _LEAF else unflatten(last.out_tree, out)
+                return out[0] if last.single else unflatten(last.out_tree, out)
         fast_key = None
         if not kwargs and not self.static_argnums and current_trace() is None:
             if all(type(a) is np.ndarray and a.dtype.kind != "c" for a in args):  # complex:
@@ -220,13 +229,16 @@ class Jitted:
                 fast_key = tuple((a.dtype, a.shape) for a in args)
                 entry = self._fast.get(fast_key)
                 if entry is not None:
+                    out = entry.executable(*args)
+                    entry.fast = entry.executable.fast_function()  # rebuilt after a close
                     self._last = entry
-                    return unflatten(entry.out_tree, list(entry.executable(*args)))
+                    return unflatten(entry.out_tree, list(out))
         if current_trace() is not None:  # nested jit: inline into the outer trace
             return self.fn(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
         results = self._run(entry, leaves)
         if fast_key is not None and not entry.writes and entry.executable is not None:
+            entry.fast = entry.executable.fast_function()
             self._fast[fast_key] = self._last = entry
         if entry.writes:
             results = _write_back(self.name, entry, leaves, results)

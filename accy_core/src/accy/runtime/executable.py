@@ -16,7 +16,7 @@ import numpy as np
 
 from accy.errors import InputError
 from accy.runtime.deps import DependencyGraph, dependency_graph, graph_nodes
-from accy.runtime.fast_call import build_fast_call
+from accy.runtime.fast_call import build_fast_call, no_fast_call
 from accy.runtime.graph import LaunchGraph
 from accy.runtime.invocation import Invocation, as_bytes, check_arrays
 from accy.runtime.loop_plan import build_native_loop
@@ -200,11 +200,19 @@ class Executable:
         """Run through the small-call fast path (:mod:`accy.runtime.fast_call`) when ``args``
         are C-contiguous numpy arrays of exactly the parameters' dtypes and shapes and the
         program has such a path; otherwise return ``None`` (nothing ran)."""
-        with self._lock:
-            fast = self._fast
-            if fast is None:
-                fast = self._fast = build_fast_call(self) or False
-            return fast.call(args) if fast else None
+        return self.fast_function()(args)
+
+    def fast_function(self) -> Callable[[Sequence[Any]], tuple[np.ndarray, ...] | None]:
+        """The function behind :meth:`call_fast` (built on first use): ``f(args)`` runs the
+        call or returns ``None``; after :meth:`close` it returns ``None`` for every call
+        (ask again for the new one)."""
+        fast = self._fast
+        if fast is None:
+            with self._lock:
+                fast = self._fast
+                if fast is None:
+                    fast = self._fast = build_fast_call(self) or False
+        return fast.call if fast else no_fast_call
 
     # buffers and the sequence protocol (device-array runs use the default workspace) ---
     def _constant(self, slot: int) -> object | None:
@@ -324,7 +332,9 @@ class Executable:
             BackendError: a release failed (everything else is still released).
         """
         with self._lock:  # all of it: a call in between would bind what is being released
-            self._fast = None  # it holds the kernels' and persistent buffers' addresses
+            if self._fast:  # it holds the kernels' and persistent buffers' addresses
+                self._fast.kill()
+            self._fast = None
             self._native = {}  # so do the native loop drivers
             self._res.release()
 

@@ -9,6 +9,12 @@ temporaries and constants bound to their persistent buffers) and call each kerne
 
 Any call the plan does not cover returns ``None`` and takes the ordinary path, which
 raises the same errors as always (wrong count, dtype, shape: :class:`~accy.errors.InputError`).
+
+Thread safety and lifetime: the pointer arrays are shared by every call of the plan, so the
+generated call fills and launches them holding the executable's lock (calls of one
+executable run one at a time, as on the ordinary path), and a plan whose executable was
+closed (its persistent buffers freed) is marked dead under that lock and refuses every
+later call (``None``). ``accy.jit`` calls :attr:`FastCall.call` directly.
 Programs with loops, index checks, zero-initialised results, empty tensors or a kernel
 that writes into a parameter buffer (which could alias another argument) have no plan.
 """
@@ -16,6 +22,7 @@ that writes into a parameter buffer (which could alias another argument) have no
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,17 +30,43 @@ import numpy as np
 
 from accy.backend import Geometry
 
-__all__ = ["FastCall", "build_fast_call"]
+__all__ = ["FastCall", "build_fast_call", "no_fast_call"]
 
 _ndarray = np.ndarray
 _empty = np.empty
 _addressof = ctypes.addressof
 _from_buffer = ctypes.c_char.from_buffer
+_void_at = ctypes.c_void_p.from_address
+
+
+def _data_offset() -> int | None:
+    """Where an ndarray object holds its data pointer, relative to ``id(array)``: right
+    after the object header in numpy's ``PyArrayObject`` (16 bytes on 64-bit CPython).
+    Reading it there costs about half of ``ctypes.c_char.from_buffer`` (which exports a
+    buffer) and works for read-only arrays too. Checked on probe arrays (a view with an
+    offset, a read-only one); ``None`` (use the buffer protocol) where it does not hold,
+    e.g. an interpreter whose ``id`` is not the object's address."""
+    if sys.implementation.name != "cpython":
+        return None
+    offset = 2 * ctypes.sizeof(ctypes.c_void_p)
+    base = np.arange(8, dtype=np.float32)
+    probes = (base, base[3:], np.frombuffer(b"abcdefgh", np.uint8))
+    try:
+        if all(_void_at(id(a) + offset).value == a.__array_interface__["data"][0]
+               for a in probes):
+            return offset
+    except (ValueError, OSError):  # pragma: no cover - defensive
+        pass
+    return None  # pragma: no cover
+
+
+_OFFSET = _data_offset()
 
 
 def _address(a: np.ndarray) -> int:
-    """The address of ``a``'s first byte (``ctypes.from_buffer`` is the cheapest route for a
-    writable array; read-only ones go through the array interface)."""
+    """The address of ndarray ``a``'s first byte (see :func:`_data_offset`)."""
+    if _OFFSET is not None and isinstance(a, _ndarray):
+        return _void_at(id(a) + _OFFSET).value or 0
     try:
         return _addressof(_from_buffer(a))
     except (TypeError, ValueError, BufferError):
@@ -52,7 +85,7 @@ class FastCall:
     def __init__(self, params: list[tuple[np.dtype, tuple[int, ...]]],
                  outputs: list[tuple[np.dtype, tuple[int, ...]]],
                  launches: list[tuple[Any, Any, list[tuple[int, int]]]],
-                 results: list[tuple[str, Any]]) -> None:
+                 results: list[tuple[str, Any]], lock: Any) -> None:
         # (dtype, shape, C-contiguous strides) per parameter: comparing strides is cheaper
         # than reading ``flags`` (both refuse a transposed or sliced view)
         self.params = [(d, s, _strides(d, s)) for d, s in params]
@@ -61,7 +94,14 @@ class FastCall:
         self.results = results
         self.plain = [k for k, _ in results] == ["out"] * len(results)
         self.count = len(params)
+        self.lock = lock
+        self.dead = False  # set (under ``lock``) when the executable is closed
         self.call = _specialise(self)
+
+    def kill(self) -> None:
+        """Refuse every later call (the executable's buffers are about to be freed); the
+        caller holds ``lock``."""
+        self.dead = True
 
     def __call__(self, args: Sequence[Any]) -> tuple[np.ndarray, ...] | None:
         return self.call(args)
@@ -76,27 +116,40 @@ def _specialise(plan: FastCall) -> Any:
     allocations and launches written out for this plan's parameters and launches."""
     env: dict[str, Any] = {"_ndarray": _ndarray, "_empty": _empty, "_addressof": _addressof,
                            "_from_buffer": _from_buffer, "_address": _address,
-                           "_finish": plan.finish}
+                           "_finish": plan.finish, "_plan": plan}
     lines = ["def call(args):", f"    if len(args) != {plan.count}:", "        return None"]
     if plan.count:
         names = ", ".join(f"a{i}" for i in range(plan.count))
         lines.append(f"    {names}, = args")
     for i, (dtype, shape, strides) in enumerate(plan.params):
         env[f"d{i}"], env[f"s{i}"], env[f"t{i}"] = dtype, shape, strides
-        lines += [f"    if (type(a{i}) is not _ndarray or a{i}.dtype != d{i} or a{i}.shape != s{i}"
-                  f" or a{i}.strides != t{i}):", "        return None"]
+        # builtin dtypes are singletons: the identity test spares most calls the comparison
+        lines += [f"    if (type(a{i}) is not _ndarray or a{i}.dtype is not d{i} and a{i}.dtype"
+                  f" != d{i} or a{i}.shape != s{i} or a{i}.strides != t{i}):",
+                  "        return None"]
+    env["_id"], env["_void_at"], env["OFF"] = id, _void_at, _OFFSET
     for i in range(plan.count):  # after every check: nothing is taken from a refused call
-        lines += ["    try:", f"        p{i} = _addressof(_from_buffer(a{i}))",
-                  "    except (TypeError, ValueError, BufferError):",
-                  f"        p{i} = _address(a{i})"]
+        if _OFFSET is not None:  # the ndarray's own data pointer (exact ndarrays only)
+            lines.append(f"    p{i} = _void_at(_id(a{i}) + OFF).value")
+        else:
+            lines += ["    try:", f"        p{i} = _addressof(_from_buffer(a{i}))",
+                      "    except (TypeError, ValueError, BufferError):",
+                      f"        p{i} = _address(a{i})"]
     for j, (dtype, shape) in enumerate(plan.outputs):
         env[f"od{j}"], env[f"os{j}"] = dtype, shape
-        lines += [f"    o{j} = _empty(os{j}, od{j})", f"    q{j} = _addressof(_from_buffer(o{j}))"]
+        lines.append(f"    o{j} = _empty(os{j}, od{j})")
+        lines.append(f"    q{j} = _void_at(_id(o{j}) + OFF).value" if _OFFSET is not None
+                     else f"    q{j} = _addressof(_from_buffer(o{j}))")
     sources = [f"p{i}" for i in range(plan.count)] + [f"q{j}" for j in range(len(plan.outputs))]
+    # a contended lock sends the call to the ordinary path, which waits for it
+    env["_acquire"], env["_release"] = plan.lock.acquire, plan.lock.release
+    lines += ["    if not _acquire(False):", "        return None", "    try:",
+              "        if _plan.dead:", "            return None"]
     for k, (pointers, run, binds) in enumerate(plan.launches):
         env[f"P{k}"], env[f"R{k}"] = pointers, run
-        lines += [f"    P{k}[{position}] = {sources[source]}" for position, source in binds]
-        lines.append(f"    R{k}()")
+        lines += [f"        P{k}[{position}] = {sources[source]}" for position, source in binds]
+        lines.append(f"        R{k}()")
+    lines += ["    finally:", "        _release()"]
     outs = "".join(f"o{j}, " for j in range(len(plan.outputs)))
     if plan.plain:
         lines.append(f"    return ({outs})")
@@ -163,4 +216,10 @@ def build_fast_call(exe: Any) -> FastCall | None:
                 pointers[position] = exe.buffer(slot, {}).ctypes.data
         launches.append((pointers, run, binds))
     return FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
-                    outputs, launches, results)
+                    outputs, launches, results, exe._lock)
+
+
+def no_fast_call(args: Sequence[Any]) -> None:
+    """The ``call`` of an executable without a fast path: every call takes the ordinary
+    path."""
+    return None
