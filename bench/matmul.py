@@ -17,7 +17,8 @@ Peak = cores x clock x (SIMD bits / element bits) x 2 FMA pipes x 2 flops; the c
 ``simd*`` feature; both are assumptions printed with the result. The machine may be shared:
 ratios measured in the same run are the figures to compare.
 
-Usage: ``python bench/matmul.py [--repeat R] [--big] [--vulkan] [--threads T]``. For
+Usage: ``python bench/matmul.py [--repeat R] [--big] [--vulkan] [--threads T] [--only TEXT]``
+(``--only MLP``: the cases whose name contains ``MLP``). For
 OpenBLAS's own kernel choice run it with ``OPENBLAS_CORETYPE``/``OPENBLAS_L2_SIZE`` unset.
 
 OpenBLAS's worker threads spin for 2^28 cycles (about 0.1 s) after each call before they
@@ -178,13 +179,15 @@ def cases(big: bool):
            (arr(512, d), arr(512, d), arr(512, d)), 2 * 2 * 512 * 512 * d, np.float32)
 
 
-def run_cpu(repeat: int, big: bool, threads: int) -> None:
+def run_cpu(repeat: int, big: bool, threads: int, only: str = "") -> None:
     from threadpoolctl import threadpool_info, threadpool_limits
 
     info = [(i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
             for i in threadpool_info()]
     print(f"numpy BLAS (threadpoolctl): {info}; pinned to {threads} threads")
     for name, fn, ref, args, flops, dt in cases(big):
+        if only and only not in name:
+            continue
         exe = _compile(fn, args)
         got = exe(*args)[0]
         with threadpool_limits(threads):
@@ -194,6 +197,8 @@ def run_cpu(repeat: int, big: bool, threads: int) -> None:
         err = float(np.abs(got - want).max() / max(1.0, np.abs(want).max()))
         peak, _ = _peak_gflops(threads, dt)
         _row(name, flops, t_accy, t_np, peak, f" | rel err {err:.1e}")
+    if only and only not in "matvec 4096x4096@4096":
+        return
     a, x = np.random.default_rng(1).standard_normal((2, 4096, 4096)).astype(np.float32)[0], \
         np.ones(4096, np.float32)
     exe = _compile(lambda a, x: a @ x, (a, x))
@@ -252,12 +257,14 @@ def main() -> None:
     ap.add_argument("--big", action="store_true", help="add the 2048 square cases")
     ap.add_argument("--vulkan", action="store_true", help="add lavapipe vs the naive kernels")
     ap.add_argument("--threads", type=int, default=None, help="ACCY_NUM_THREADS (all cores)")
+    ap.add_argument("--only", default="", help="run the cases whose name contains this text "
+                    "(e.g. MLP, 'square float32')")
     args = ap.parse_args()
     if args.threads:
         os.environ["ACCY_NUM_THREADS"] = str(args.threads)
     from accy import config
 
-    run_cpu(args.repeat, args.big, config.num_threads())
+    run_cpu(args.repeat, args.big, config.num_threads(), args.only)
     if args.vulkan:
         run_vulkan(args.repeat)
 

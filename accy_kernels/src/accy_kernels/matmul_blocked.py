@@ -163,8 +163,13 @@ def candidates() -> tuple[Candidate, ...]:
 MAX_K_BLOCKS = 4
 
 #: most row blocks of a product that packs ``B`` inside its tile launch
-#: (:mod:`accy_kernels.matmul_sliver`): 2048 rows
+#: (:mod:`accy_kernels.matmul_sliver`)
 MAX_SLIVER_ROW_BLOCKS = 2
+
+#: the rows of one such job read at most this many L2s of ``A`` (each job reads its rows
+#: once, from L3: 1024^2 f32 with every row in one job read 4 MiB of ``A`` per job, 64 MiB
+#: in all, and ran 3 % slower than the separate pack; f64 7-10 %)
+JOB_A_L2 = 2
 
 
 def blocking(prob: MatmulProblem, mr: int, nr: int, ku: int, candidate: Candidate,
@@ -311,10 +316,11 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
     :mod:`accy_kernels.matmul_sliver` for ``prob``, or None where it does not apply: device
     targets, a ``B`` without unit column stride, a product that reads a small ``B`` in
     place or splits ``k`` (``packs`` False), more than :data:`MAX_SLIVER_ROW_BLOCKS` row
-    blocks (each copies ``B`` again, into a scratch of its own: the separate pack, done
-    once, is then cheaper). Candidate option ``sliver`` 0 turns it off, 1 forces it where
-    it applies whether or not ``B`` would be packed; ``mc``: rows per job (default
-    :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS`), ``ncj``: panels per job (default
+    blocks of at most :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS` rows and
+    :data:`JOB_A_L2` L2s of ``A`` each (each block copies ``B`` again, into a scratch of
+    its own: the separate pack, done once, is then cheaper). Candidate option ``sliver``
+    0 turns it off, 1 forces it where it applies whether or not ``B`` would be packed;
+    ``mc``: rows per job, ``ncj``: panels per job (default
     :func:`~accy_kernels.matmul_sliver.job_panels`)."""
     from accy_kernels.matmul_sliver import MAX_JOB_ROWS, job_panels
 
@@ -325,10 +331,11 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
         return None
     mr = int(candidate.option("mr", 6))
     tm = ceil_div(prob.m, mr)
-    mcb = _balanced(tm, (int(candidate.option("mc", 0)) or MAX_JOB_ROWS) // mr)
+    item = 8 if prob.dtype in ("f64", "i64") else 4
+    rows = min(MAX_JOB_ROWS, JOB_A_L2 * host_caches()[1] // (kc * item))
+    mcb = _balanced(tm, (int(candidate.option("mc", 0)) or rows) // mr)
     if want != 1 and ceil_div(tm, mcb) > MAX_SLIVER_ROW_BLOCKS:
         return None
-    item = 8 if prob.dtype in ("f64", "i64") else 4
     ncj = int(candidate.option("ncj", 0)) or job_panels(
         ceil_div(prob.n, nr), ceil_div(tm, mcb), prob.batch, host_threads(backend), kc, nr,
         item, host_caches()[1])
