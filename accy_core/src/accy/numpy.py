@@ -151,6 +151,18 @@ from accy.frontend.numpy_api import (
 from accy.frontend.ordering import argsort, sort
 from accy.frontend.pad_api import pad
 from accy.frontend.predicates_api import all, any, count_nonzero, isfinite, isinf, isnan
+from accy.frontend.rearrange_api import (
+    append,
+    delete,
+    fliplr,
+    flipud,
+    insert,
+    put_along_axis,
+    ravel_multi_index,
+    rot90,
+    take_along_axis,
+    unravel_index,
+)
 from accy.frontend.scan_api import argmax, argmin, bincount, cumprod, cumsum, histogram
 from accy.frontend.shape_api import (
     arange,
@@ -176,6 +188,7 @@ from accy.frontend.stats_api import (
     average,
     corrcoef,
     cov,
+    gradient,
     median,
     nanmax,
     nanmean,
@@ -266,21 +279,22 @@ __all__ = [
     "nan_to_num", "positive", "rad2deg", "radians", "reciprocal", "rint", "round", "signbit",
     "sinc", "sinh", "tan",
     # statistics (accy.frontend.stats_api)
-    "average", "corrcoef", "cov", "median", "nanmax", "nanmean", "nanmin", "nansum",
+    "average", "corrcoef", "cov", "gradient", "median", "nanmax", "nanmean", "nanmin", "nansum",
     "percentile", "ptp", "quantile", "trapezoid",
     # array functions (accy.frontend.array_more_api)
     "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "convolve",
     "correlate", "cross", "digitize", "fill_diagonal", "identity", "inner", "interp", "isin",
     "kron", "moveaxis", "repeat", "searchsorted", "select", "split", "tensordot", "tile",
     "vdot",
+    # rearranging and index helpers (accy.frontend.rearrange_api)
+    "append", "delete", "fliplr", "flipud", "insert", "put_along_axis", "ravel_multi_index",
+    "rot90", "take_along_axis", "unravel_index",
 ]
 
 _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or a "
                "boolean mask multiplied in")
 #: numpy names accy lacks → what to write instead (tests run the main ones).
 _HINTS = {
-    "append": "concatenate([a, b], axis)",
-    "flipud": "x[::-1] or flip(x, 0)", "fliplr": "x[:, ::-1] or flip(x, 1)",
     "nonzero": _DATA_SHAPE,
     "allclose": "isclose(a, b).all() returned, then a host check of the result",
     "argwhere": _DATA_SHAPE, "unique": _DATA_SHAPE,

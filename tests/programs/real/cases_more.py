@@ -11,7 +11,7 @@ f32 = np.float32
 
 NAMES = ["ludcmp", "durbin", "correlation", "covariance", "cg_solve", "thomas", "lu_pivot",
          "particles", "wave_1d", "heat_neumann", "lorenz_rk4", "sobel", "bilinear",
-         "moving_average", "drawdown", "bellman_ford", "cross_entropy"]
+         "moving_average", "drawdown", "bellman_ford", "cross_entropy", "knn_vote", "iqr_clean"]
 
 #: programs also run on the device backends (the others exercise only the frontend, which
 #: every backend shares: the cpu run covers them, and the suite's time budget is tight)
@@ -25,6 +25,8 @@ ACCY_DTYPES: dict[str, tuple[str, ...]] = {
     "covariance": ("float32", "float32"),
     "bilinear": ("float32",),
     "moving_average": ("float32", "float32", "float32"),
+    "knn_vote": ("int32", "float32"),  # argmax positions are i32
+    "iqr_clean": ("float32", "int32"),  # a count of bools is i32
 }
 #: tolerances: f32 programs that sum in another order than numpy
 TOL = {"default": 2e-4, "cg_solve": 2e-3, "lorenz_rk4": 1e-3, "correlation": 1e-3}
@@ -57,6 +59,9 @@ _BUILD: dict[str, Any] = {
     "bellman_ford": lambda r: (r.random((5, 5), dtype=f32) * 10, 0),
     "cross_entropy": lambda r: (r.standard_normal((6, 4)).astype(f32),
                                 np.array([0, 3, 1, 1, 2, 3], np.int32)),
+    "knn_vote": lambda r: (r.random((10, 2), dtype=f32), r.integers(0, 3, 10).astype(np.int32),
+                           3, 3),
+    "iqr_clean": lambda r: (np.concatenate([r.random(15, dtype=f32), np.array([9.0, -7.0], f32)]),),
 }
 
 

@@ -5,8 +5,10 @@ statistics pair (correlation, covariance), solvers (conjugate gradient with a to
 bouncing with ``np.where``, a three-level wave equation, heat with Neumann boundaries,
 Lorenz by RK4), image and signal code (Sobel with ``np.hypot``, bilinear sampling with
 fancy indexing, a moving average by ``np.convolve``, a drawdown by
-``np.maximum.accumulate``), graphs (Bellman-Ford), and a softmax cross-entropy with its
-gradient (``logp[np.arange(n), y]`` read and written). Each also runs eagerly on numpy
+``np.maximum.accumulate``), graphs (Bellman-Ford), a softmax cross-entropy with its
+gradient (``logp[np.arange(n), y]`` read and written), k-nearest-neighbour voting
+(``fill_diagonal``, ``argsort``, ``take_along_axis``) and outliers by the interquartile
+range (``np.percentile``). Each also runs eagerly on numpy
 arrays, which is what the tests compare with (:mod:`.cases_more`).
 """
 
@@ -227,3 +229,24 @@ def cross_entropy(logits, y):
     grad = p.copy()
     grad[np.arange(n), y] -= 1.0
     return loss, grad / n
+
+
+# 18. k-nearest-neighbour vote (leave-one-out) from pairwise distances
+def knn_vote(X, labels, k, classes):
+    sq = (X ** 2).sum(axis=1)
+    D = sq[:, None] + sq[None, :] - 2 * X @ X.T
+    np.fill_diagonal(D, np.inf)
+    order = np.argsort(D, axis=1)[:, :k]
+    nearest = np.take_along_axis(D, order, axis=1)
+    votes = (labels[order][..., None] == np.arange(classes)).sum(axis=1)
+    return votes.argmax(axis=1), np.sqrt(np.maximum(nearest, 0.0))
+
+
+# 19. outliers by the interquartile range, replaced by the median
+def iqr_clean(x):
+    q1, q3 = np.percentile(x, [25, 75])
+    iqr = q3 - q1
+    bad = (x < q1 - 1.5 * iqr) | (x > q3 + 1.5 * iqr)
+    y = x.copy()
+    y[bad] = np.median(x)
+    return y, bad.sum()

@@ -2,7 +2,7 @@
 cpu (the frontend writes them with ops every backend runs): the elementwise math of
 ``accy.frontend.math_more_api`` at special values, the statistics of ``stats_api``, the
 array functions of ``array_more_api``, ``ufunc.accumulate`` / ``ufunc.reduce``, ``out=`` of
-array functions, and numpy's indexing with several integer arrays (reads and writes,
+array functions, the rearranging helpers of ``rearrange_api``, and numpy's indexing with several integer arrays (reads and writes,
 ``accy.frontend.multi_index``); and the refusals new users met: accy errors naming the
 line and a real alternative, never numpy's own ``ValueError`` or a bare ``TypeError``."""
 
@@ -74,6 +74,19 @@ GROUPS = {
         "full": np.convolve(a[0], a[1, :5]), "same": np.convolve(a[0], a[1, :5], "same"),
         "valid": np.convolve(a[1, :5], a[0], "valid"), "long": np.convolve(a[0], a[1]),
         "corr": np.correlate(a[0], a[1, :3], "full")}, rng.standard_normal((2, 40))),
+    "rearrange": (lambda a: {
+        "ud": np.flipud(a), "lr": np.fliplr(a), "r1": np.rot90(a), "r2": np.rot90(a, 2),
+        "r3": np.rot90(a, 3), "app": np.append(a, a[:1], axis=0), "del": np.delete(a, [0, 2], 1),
+        "delf": np.delete(a, 5), "ins": np.insert(a, 2, 7.0, axis=1),
+        "ins1": np.insert(a[0], 1, a[1, :2]),
+        "tal": np.take_along_axis(a, np.argsort(a, axis=1), axis=1),
+        "tal0": np.take_along_axis(a, np.argmax(a, axis=0)[None], axis=0),
+        "unravel": np.unravel_index(np.argmax(a), a.shape)[1],
+        "ravel_mi": np.ravel_multi_index(np.unravel_index(np.argmin(a), a.shape), a.shape),
+        "grad": np.gradient(a[0], 0.5), "grad2": np.gradient(a[0], edge_order=2),
+        "grad_xy": np.gradient(a)[1], "grad_ax": np.gradient(a, 2.0, axis=0),
+        "trace": np.einsum("ii->", a[:, :4]), "diag": np.einsum("ii->i", a[:, :4]),
+        "bdiag": np.einsum("bii->b", a[:, :4].reshape(1, 4, 4) * a[:, :4])}, X),
     "fancy_read": (lambda a: {
         "ij": a[I3, J3], "i_j": a[I3, :, J3], "rows_cols": a[:, I3[:, None], J3[1:]],
         "int_gap": a[0, :, I3], "slice_first": a[1:, I3, 1:3], "i2": a[I3, 2],
@@ -93,7 +106,11 @@ def _writes(a, i, j):
     np.clip(e, -0.5, 0.5, out=e)
     f = a.copy()
     f[[0, i[1]]] = f[[i[1], 0]]  # a list holding a traced index: a row swap
-    return b, c, d, e, f
+    g = a.copy()
+    np.put_along_axis(g, np.argmax(a, axis=2)[..., None], -1.0, axis=2)
+    h = a.copy()
+    np.fill_diagonal(h[0], 5.0)  # into a view: reaches h
+    return b, c, d, e, f, g, h
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
@@ -147,6 +164,8 @@ REFUSED = {
     "None among arrays": (lambda a: a[[0, 1], None, [1, 2]], X, "None among several"),
     "partial slice in a fancy write": (lambda a: a.at[[0, 1], 1:3, [0, 1]].set(0.0),
                                        X.reshape(4, 3, 2), "partial slice"),
+    "np.r_ of traced arrays": (lambda a: np.r_[a, a], X[0],
+                               r"test_more_numpy_names\.py:\d+.*anp\.concatenate"),
     "traced quantile": (lambda a: np.quantile(a, a[0, 0]), X, "static number"),
     "traced repeat counts": (lambda a: np.repeat(a, a.astype(np.int32)), X[0], "host array"),
 }

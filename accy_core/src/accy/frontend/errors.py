@@ -30,7 +30,9 @@ _ARRAY_FIX = (
     "a traced array has no value while the function is traced. If this is a write into a "
     "numpy array made inside the function (out = np.zeros(...); out[i] = t, or "
     f"np.add(a, b, out=out)), {_HOST_WRITE_FIX}; np.array([t, u]) of traced values: "
-    "anp.stack([t, u]) or anp.array([t, u]); a numpy array indexed by a traced one "
+    "anp.stack([t, u]) or anp.array([t, u]); np.r_[t, u] / np.c_[t, u]: "
+    "anp.concatenate([t, u]) / anp.column_stack([t, u]); a numpy array indexed by a "
+    "traced one "
     "(np.eye(k)[t]): anp.asarray(np.eye(k))[t]; otherwise return t from the jitted "
     "function and convert the result outside"
 )

@@ -92,11 +92,33 @@ def outer(a: Any, b: Any) -> Any:
     return einsum("i,j->ij", ravel(a), ravel(b))
 
 
+def _diagonals(subscripts: str, operands: tuple) -> tuple[str, tuple]:
+    """An operand with a repeated index (``"ii->"``, ``"bii->b"``) replaced by its
+    diagonal over those axes (:func:`accy.frontend.matrix_api.diagonal`), which the IR's
+    einsum does not take."""
+    from accy.frontend.matrix_api import diagonal
+
+    ins, out = subscripts.replace(" ", "").split("->")
+    specs, ops = ins.split(","), list(operands)
+    for k, spec in enumerate(specs):
+        while len(set(spec)) < len(spec):
+            c = next(ch for ch in spec if spec.count(ch) > 1)
+            p = spec.index(c)
+            q = spec.index(c, p + 1)
+            ops[k] = diagonal(ops[k], 0, p, q)
+            spec = spec[:p] + spec[p + 1:q] + spec[q + 1:] + c
+        specs[k] = spec
+    return ",".join(specs) + "->" + out, tuple(ops)
+
+
 def einsum(subscripts: str, *operands: Any) -> Any:
-    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype."""
+    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype. A
+    repeated index within one operand (``"ii->i"``, ``"bii->b"``) takes its diagonal."""
     tr = trace_of(*operands)
     if tr is None:
         return np.einsum(subscripts, *operands)
+    if "->" in subscripts and "." not in subscripts:
+        subscripts, operands = _diagonals(subscripts, operands)
     dt = common(*operands)
     vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
     return wrap(tr, tr.fb.einsum(vals, None, subscripts))

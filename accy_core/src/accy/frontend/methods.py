@@ -32,6 +32,7 @@ from accy.frontend import (
     ordering,
     pad_api,
     predicates_api,
+    rearrange_api,
     scan_api,
     setitem,
     shape_api,
@@ -46,7 +47,7 @@ __all__ = ["NAMES", "UFUNC_OUTER", "call_checked"]
 
 _GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_api, scan_api,
            intmath_api, pad_api, matrix_api, predicates_api, math_more_api, stats_api,
-           array_more_api)
+           array_more_api, rearrange_api)
 NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
 NAMES["norm"] = matrix_api.linalg.norm  # numpy.linalg.norm's __name__
 _ACCUMULATE = ("add", "multiply", "maximum", "minimum")

@@ -58,7 +58,7 @@ def reshape(a: Any, newshape: Any) -> Any:
     tr = trace_of(a)
     if tr is None:
         return np.reshape(a, newshape)
-    shape = _resolve_shape(a.size, newshape)
+    shape = _resolve_shape(a.size if isinstance(a, Tracer) else int(np.size(a)), newshape)
     out = wrap(tr, tr.fb.reshape(value_of(tr, a), shape))
     if not isinstance(a, Tracer):
         return out

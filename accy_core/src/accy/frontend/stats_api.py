@@ -1,5 +1,5 @@
 """Statistics for ``accy.numpy``: ``ptp average median percentile quantile nansum nanmean
-nanmax nanmin cov corrcoef trapezoid``.
+nanmax nanmin cov corrcoef trapezoid gradient``.
 
 Written with the reductions, ``sort`` (the sort kernel family) and static slices.
 ``quantile`` (and ``median``, ``percentile``) sorts along the axis and interpolates
@@ -42,8 +42,8 @@ from accy.frontend.shape_api import broadcast_to, expand_dims, full_like, ravel,
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
-__all__ = ["average", "corrcoef", "cov", "median", "nanmax", "nanmean", "nanmin", "nansum",
-           "percentile", "ptp", "quantile", "trapezoid"]
+__all__ = ["average", "corrcoef", "cov", "gradient", "median", "nanmax", "nanmean", "nanmin",
+           "nansum", "percentile", "ptp", "quantile", "trapezoid"]
 
 
 def _eager(*xs: Any) -> bool:
@@ -255,3 +255,61 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
     d = subtract(xs[hi] if len(xs.shape) == y.ndim else xs[1:],
                  xs[lo] if len(xs.shape) == y.ndim else xs[:-1])
     return sum(multiply(avg, d), axis=ax)
+
+
+def _gradient_1d(f: Tracer, ax: int, h: float, edge_order: int) -> Any:
+    n = f.shape[ax]
+
+    def sl(a: int | None, b: int | None) -> Any:
+        return f[tuple(slice(a, b) if i == ax else slice(None) for i in range(f.ndim))]
+
+    inner = divide(subtract(sl(2, None), sl(None, -2)), 2.0 * h)
+    if edge_order == 1:
+        first = divide(subtract(sl(1, 2), sl(0, 1)), h)
+        last = divide(subtract(sl(n - 1, n), sl(n - 2, n - 1)), h)
+    else:
+        first = divide(add(add(multiply(sl(0, 1), -3.0), multiply(sl(1, 2), 4.0)),
+                           multiply(sl(2, 3), -1.0)), 2.0 * h)
+        last = divide(add(add(multiply(sl(n - 1, n), 3.0), multiply(sl(n - 2, n - 1), -4.0)),
+                          sl(n - 3, n - 2)), 2.0 * h)
+    from accy.frontend.join_api import concatenate
+
+    return concatenate([first, inner, last], axis=ax)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """numpy's ``gradient`` with uniform spacings (one scalar, or one per axis): central
+    differences inside, one-sided ones of order ``edge_order`` (1 or 2) at the ends; one
+    array per axis (a tuple when there are several).
+
+    Raises:
+        UnsupportedError: coordinate arrays as spacings (non-uniform grids).
+        VerifyError: an axis shorter than ``edge_order + 1``.
+    """
+    if _eager(f):
+        return np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    f = _float(f)
+    axes = list(range(f.ndim)) if axis is None else list(_axes(axis, f.ndim))
+    if len(varargs) == 0:
+        hs = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(varargs[0]) == 0 and not isinstance(varargs[0], Tracer):
+        hs = [float(varargs[0])] * len(axes)
+    elif len(varargs) == len(axes) and builtins.all(
+            np.ndim(h) == 0 and not isinstance(h, Tracer) for h in varargs):
+        hs = [float(h) for h in varargs]
+    else:
+        raise UnsupportedError(
+            f"gradient at {user_location()} with coordinate arrays: accy takes uniform "
+            "spacings (one number, or one per axis); for a non-uniform grid divide "
+            "np.diff(f) by np.diff(x)", feature="gradient coordinates",
+            alternative="np.diff(f) / np.diff(x)")
+    if edge_order not in (1, 2):
+        raise VerifyError(f"gradient at {user_location()}: edge_order must be 1 or 2")
+    out = []
+    for ax, h in zip(axes, hs, strict=True):
+        if f.shape[ax] < edge_order + 1:
+            raise VerifyError(f"gradient at {user_location()}: axis {ax} has "
+                              f"{f.shape[ax]} elements; edge_order={edge_order} needs at "
+                              f"least {edge_order + 1}")
+        out.append(_gradient_1d(f, ax, h, edge_order))
+    return out[0] if len(out) == 1 else tuple(out)
