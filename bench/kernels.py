@@ -3,7 +3,9 @@
 ``python bench/kernels.py [--n 16777216] [--backend cpu] [--repeat 3] [--tuned]``
 
 Each line: family, accy time, reference time, the ratio accy / reference (issue 14's
-figure; lower is better) and the speed-up (reference / accy; > 1 means accy is faster).
+figure; lower is better), the speed-up (reference / accy; > 1 means accy is faster) and
+the process CPU times and their ratio (accy's summed over its threads: on a loaded machine
+the wall ratio mostly measures the load, the CPU ratio still the work).
 numpy and scipy are pinned to the thread count accy uses (``ACCY_NUM_THREADS``, default all
 cores) through threadpoolctl; numpy's ufunc reductions are single-threaded anyway. Times
 are the best of ``--repeat`` calls after one warm-up call (compilation and artifact
@@ -37,15 +39,27 @@ MATRICES = Path(os.environ.get("ACCY_TEST_DATA", "/nonexistent")) / "matrices"
 SMALL = Path(__file__).resolve().parents[1] / "tests" / "data" / "matrices"
 
 
-def best(fn, repeat: int) -> float:
-    """Best wall time of ``repeat`` calls of ``fn`` after one warm-up call, in seconds."""
+class Seconds(float):
+    """A best wall time (the float) with ``cpu``: the best process CPU time of the same
+    calls (all threads), in seconds; on a loaded machine the CPU time still tells the work."""
+
+    cpu: float
+
+
+def best(fn, repeat: int) -> Seconds:
+    """Best wall time of ``repeat`` calls of ``fn`` after one warm-up call, in seconds (and,
+    as ``.cpu``, the best process CPU time of those calls)."""
     fn()
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
+        c = time.process_time()
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
-    return min(times)
+        cpu.append(time.process_time() - c)
+    out = Seconds(min(times))
+    out.cpu = min(cpu)
+    return out
 
 
 def best_small(fn, repeat: int, seconds: float = 0.02) -> float:
@@ -65,8 +79,13 @@ def best_small(fn, repeat: int, seconds: float = 0.02) -> float:
 
 
 def row(name: str, ours: float, ref: float, ref_name: str) -> None:
+    """One line: wall times, their ratio and speed-up, then (timed by :func:`best`) the
+    ratio of the process CPU times (accy's over its threads, the reference's)."""
+    cpu = ""
+    if isinstance(ours, Seconds) and isinstance(ref, Seconds) and ref.cpu > 0:
+        cpu = f"   cpu {ours.cpu * 1e3:9.3f} / {ref.cpu * 1e3:9.3f} ms = {ours.cpu / ref.cpu:5.2f}"
     print(f"{name:<34} accy {ours * 1e3:9.3f} ms   {ref_name:<26} {ref * 1e3:9.3f} ms   "
-          f"accy/ref {ours / ref:5.2f}   speed-up {ref / ours:6.2f}x")
+          f"accy/ref {ours / ref:5.2f}   speed-up {ref / ours:6.2f}x{cpu}")
 
 
 def reductions(rng: np.random.Generator, be: str, r: int, side: int = 4096) -> None:
