@@ -171,3 +171,51 @@ def test_an_executable_spreads_independent_launches_over_cuda_streams():
     assert reads and all(set(launches) <= drv.deps[r] for r in reads)  # reads after all
     exe.close()
     assert be.live_objects() == {"kernels": 0, "buffers": 0, "streams": 0, "events": 0}
+
+
+def test_a_launch_from_another_thread_waits_for_a_transfer_joining_the_streams():
+    # a transfer joins every stream with pending launches; another thread's launch added a
+    # stream to that table meanwhile (RuntimeError: dictionary changed size during
+    # iteration) and was ordered before nothing
+    import threading
+
+    started: list[threading.Thread] = []
+
+    class _Interleaving(_OrderDriver):
+        other: threading.Thread | None = None
+
+        def record_event(self, event, stream) -> None:
+            super().record_event(event, stream)
+            if self.other is not None:  # mid-join: the other thread launches now
+                t, self.other = self.other, None
+                t.start()
+                t.join(0.3)  # done now, unless the transfer holds the backend
+                started.append(t)
+
+    drv = _Interleaving()
+    be = CudaBackend(drv)
+    k = be.load(be.compile(axpy()))
+    y, x = be.allocate(256), be.allocate(256)
+    s1, s2 = be.create_stream(), be.create_stream()
+    geom, scal = Geometry(1, 64), [("i32", 64), ("f32", 2.0)]
+    be.launch(k, geom, [y, x], scal, stream=s1)  # op 0: s1 has a pending launch
+    drv.other = threading.Thread(target=be.launch, args=(k, geom, [y, x], scal),
+                                 kwargs={"stream": s2})
+    be.write(x, np.ones(64, np.float32))  # op 1: joins s1, meanwhile the other thread
+    started[0].join()
+    assert [kind for kind, _ in drv.ops] == ["launch", "write", "launch"]
+    assert 1 in drv.deps[2]  # the other thread's launch is ordered after the transfer
+
+
+def test_a_destroyed_kernel_is_a_launch_error():
+    import pytest
+    from accy.errors import LaunchError
+
+    be = CudaBackend(_OrderDriver())
+    loaded = be.load(be.compile(axpy()))
+    y, x = be.allocate(256), be.allocate(256)
+    be.destroy(loaded)
+    with pytest.raises(LaunchError, match="destroyed"):
+        be.launch(loaded, Geometry(1, 64), [y, x], [("i32", 64), ("f32", 2.0)])
+    be.destroy(loaded)  # twice: nothing to unload
+    assert be.live_objects()["kernels"] == 0

@@ -16,6 +16,7 @@ allocated before the fault are gone and raise ``LaunchError`` when used.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -83,6 +84,11 @@ class CudaBackend(StreamOrdering):
 
     def __init__(self, driver: Any = None, sm: int = 90, unavailable_reason: str = "") -> None:
         self.driver = driver
+        # held by every device call and by launch/load as a whole: the stream-ordering state
+        # (the streams a transfer joins), the context generation and module unloads are
+        # shared by every thread that uses this backend (a transfer iterating the pending
+        # streams while another thread's launch added one raised RuntimeError)
+        self._api_lock = threading.RLock()
         self._reason = unavailable_reason or "opened for compile only"
         # ids of live objects by kind, for live_objects() (leak checks)
         self._counts: dict[str, set[int]] = {k: set() for k in ("kernels", "buffers", "streams",
@@ -214,7 +220,8 @@ class CudaBackend(StreamOrdering):
 
         driver = self._device()
         try:
-            yield driver
+            with self._api_lock:
+                yield driver
         except DriverFault as e:
             self._recover()
             raise LaunchError(
@@ -257,17 +264,18 @@ class CudaBackend(StreamOrdering):
         from accy_backend_cuda.driver import DriverError
 
         driver = self._device()
-        try:
-            module = driver.load_module(artifact.data.decode())
-        except DriverError as e:
-            raise CompileError(
-                f"cuda load: the driver JIT rejected {artifact.kernel_name!r}: {e.name}: "
-                f"{e.detail or '(no log)'}", tool="cuda-jit", stderr=e.detail,
-            ) from e
-        with self._guard("load") as d:
-            function = d.function(module, artifact.entry)
-        loaded = LoadedKernel(artifact, module, function, self._generation,
-                              dict(artifact.metadata))
+        with self._api_lock:  # the module, its function and the generation: one context
+            try:
+                module = driver.load_module(artifact.data.decode())
+            except DriverError as e:
+                raise CompileError(
+                    f"cuda load: the driver JIT rejected {artifact.kernel_name!r}: {e.name}: "
+                    f"{e.detail or '(no log)'}", tool="cuda-jit", stderr=e.detail,
+                ) from e
+            with self._guard("load") as d:
+                function = d.function(module, artifact.entry)
+            loaded = LoadedKernel(artifact, module, function, self._generation,
+                                  dict(artifact.metadata))
         self._counts["kernels"].add(id(loaded))
         return loaded
 
@@ -324,9 +332,10 @@ class CudaBackend(StreamOrdering):
     def free(self, buffer: CudaBuffer) -> None:
         """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
         self._counts["buffers"].discard(id(buffer))
-        if buffer.generation == self._generation and self.driver is not None:
-            with self._guard("free") as d:
-                d.free(buffer.pointer)
+        with self._api_lock:
+            if buffer.generation == self._generation and self.driver is not None:
+                with self._guard("free") as d:
+                    d.free(buffer.pointer)
 
     def host_view(self, buffer: Any, dtype: Any, shape: tuple[int, ...]) -> None:
         """No host-visible memory: always ``None``."""
@@ -358,8 +367,16 @@ class CudaBackend(StreamOrdering):
                 return
             raise LaunchError(f"launch {name!r}: groups must be 1..{_MAX_GRID_X}, "
                               f"got {geometry.groups}")
+        with self._api_lock:  # the generation check, a reload and the launch at once
+            self._launch(loaded, name, geometry, args, stream, wait_events, signal_event)
+
+    def _launch(self, loaded: LoadedKernel, name: str, geometry: Geometry, args: list[Any],
+                stream: Any, wait_events: Sequence[Any], signal_event: Any) -> None:
+        if loaded.function is None:
+            raise LaunchError(f"launch {name!r}: the kernel was destroyed")
         if loaded.generation != self._generation:
             fresh = self._load(loaded.artifact)
+            self._counts["kernels"].discard(id(fresh))  # it replaces loaded's module
             loaded.module, loaded.function, loaded.generation = (
                 fresh.module, fresh.function, fresh.generation)
         queue = stream if stream is not None else self._stream
@@ -412,8 +429,9 @@ class CudaBackend(StreamOrdering):
         with self._guard("destroy") as d:
             if isinstance(obj, LoadedKernel):
                 self._counts["kernels"].discard(id(obj))
-                if obj.generation == self._generation:
+                if obj.generation == self._generation and obj.function is not None:
                     d.unload_module(obj.module)
+                obj.module = obj.function = None  # a later launch: LaunchError
             elif d.is_event(obj):
                 self._counts["events"].discard(id(obj))
                 d.destroy_event(obj)
