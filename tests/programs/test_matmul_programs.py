@@ -38,6 +38,17 @@ def test_mlp_layer_is_one_contract_region(backend):
     _close(got, np.maximum(x @ w + b, 0), 70)
 
 
+def test_batched_activations_times_2d_weights_is_one_region():
+    """``x (4, 9, 70) @ W (70, 45) + b``: one contract region over x's 36 rows, with no
+    copy of ``W`` per batch (broadcasting ``W`` over the batch had a map region write one)."""
+    x, w, b = _f32(4, 9, 70), _f32(70, 45), _f32(45)
+    exe = _compile(_mlp, (x, w, b), "cpu")
+    assert _kinds(exe) == ["contract"]
+    (got,) = exe(x, w, b)
+    assert got.shape == (4, 9, 45)
+    _close(got, np.maximum(x @ w + b, 0), 70)
+
+
 def test_transposed_operands_and_residual(backend):
     x, w = _f32(40, 64), _f32(50, 64)
 

@@ -316,8 +316,9 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
     :mod:`accy_kernels.matmul_sliver` for ``prob``, or None where it does not apply: device
     targets, a ``B`` without unit column stride, a product that reads a small ``B`` in
     place or splits ``k`` (``packs`` False), more than :data:`MAX_SLIVER_ROW_BLOCKS` row
-    blocks of at most :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS` rows and
-    :data:`JOB_A_L2` L2s of ``A`` each (each block copies ``B`` again, into a scratch of
+    blocks (over all batches when they share ``B``) of at most
+    :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS` rows and :data:`JOB_A_L2` L2s of ``A``
+    each (each block copies ``B`` again, into a scratch of
     its own: the separate pack, done once, is then cheaper). Candidate option ``sliver``
     0 turns it off, 1 forces it where it applies whether or not ``B`` would be packed;
     ``mc``: rows per job, ``ncj``: panels per job (default
@@ -334,7 +335,8 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
     item = 8 if prob.dtype in ("f64", "i64") else 4
     rows = min(MAX_JOB_ROWS, JOB_A_L2 * host_caches()[1] // (kc * item))
     mcb = _balanced(tm, (int(candidate.option("mc", 0)) or rows) // mr)
-    if want != 1 and ceil_div(tm, mcb) > MAX_SLIVER_ROW_BLOCKS:
+    shared_b = prob.batch if prob.b_strides[0] == 0 else 1  # each batch copies a shared B
+    if want != 1 and ceil_div(tm, mcb) * shared_b > MAX_SLIVER_ROW_BLOCKS:
         return None
     ncj = int(candidate.option("ncj", 0)) or job_panels(
         ceil_div(prob.n, nr), ceil_div(tm, mcb), prob.batch, host_threads(backend), kc, nr,
