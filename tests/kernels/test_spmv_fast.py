@@ -170,3 +170,20 @@ def test_a_matrix_dying_while_its_cache_lock_is_held_does_not_hang():
     proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _DIES_UNDER_LOCK],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]
+
+
+def test_two_matrices_in_turn_and_the_recent_one_frees_its_arrays():
+    import weakref
+
+    a, b = _matrix(40, 30, seed=7), _matrix(40, 30, seed=8)
+    x = np.random.default_rng(7).standard_normal(30)
+    for _ in range(3):  # the thread's recent entry switches between them; never mixed up
+        np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+        np.testing.assert_allclose(ak.spmv(b, x), b @ x, rtol=1e-12)
+    data = weakref.ref(b.data)
+    del b  # the latest matrix of this thread: nothing of it may stay alive
+    gc.collect()
+    assert data() is None and spmv_fast.prepared_count() == 1
+    x1 = np.ones(1)  # one column: any stride of x is accepted
+    one = _matrix(5, 1, 1.0, seed=9)
+    np.testing.assert_allclose(ak.spmv(one, x1), one @ x1, rtol=1e-12)

@@ -56,6 +56,18 @@ _FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 _I32 = np.dtype(np.int32)
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, _Prepared] = OrderedDict()
+_empty = np.empty
+
+
+class _Recent(threading.local):
+    """A weak reference to this thread's latest prepared entry: a solver's repeated calls
+    with one matrix find it without building the cache key (still checked against the
+    matrix every call); weak, so that it never keeps a dropped matrix's arrays alive."""
+
+    ref: Any = None
+
+
+_recent = _Recent()
 _drops = WeakDrops(_lock, _entries, lambda e: e.ref)
 
 
@@ -99,7 +111,8 @@ class _Prepared:
     """One matrix's bound launch (see the module docstring)."""
 
     __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "pointers", "launch",
-                 "lock", "token", "choice", "backend", "__weakref__")
+                 "lock", "token", "choice", "backend", "free", "x_shape", "x_strides",
+                 "acquire", "release", "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
                  key: tuple) -> None:
@@ -114,6 +127,11 @@ class _Prepared:
         self.backend = backend
         self.token, self.choice = token, choice
         self.lock = threading.Lock()
+        self.acquire, self.release = self.lock.acquire, self.lock.release
+        self.free = key[2]
+        # what a call's x must have (1-D, contiguous; any strides for one element)
+        self.x_shape = (A.shape[1],)
+        self.x_strides = (self.dtype.itemsize,) if A.shape[1] > 1 else None
         n_rows = A.shape[0]
         wg = choice[1]
         kernel = csr_scalar_kernel(_FLOATS[self.dtype], wg)
@@ -200,45 +218,57 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
     if type(x) is not np.ndarray or getattr(_LAST, "capture", None) is not None \
             or _CAPTURE.get() is not None:
         return None
-    key = (id(A), _backend_key(backend), free)
-    e = _entries.get(key)
-    if e is None or e.ref() is not A or e.backend != backend:
-        e = _prepare(A, x, backend, free, key)
-        if e is None:  # not bound in place (a conversion is needed): nothing is kept
-            return None
-        with _lock:
-            _drops.purge()
-            _entries[key] = e
-            _entries.move_to_end(key)
-            while len(_entries) > MAX_ENTRIES:
-                _entries.popitem(last=False)
+    r = _recent.ref
+    e = r() if r is not None else None
+    if e is None or e.ref() is not A or e.backend != backend or e.free != free:
+        key = (id(A), _backend_key(backend), free)
+        e = _entries.get(key)
+        if e is None or e.ref() is not A or e.backend != backend:
+            e = _prepare(A, x, backend, free, key)
+            if e is None:  # not bound in place (a conversion is needed): nothing is kept
+                return None
+            with _lock:
+                _drops.purge()
+                _entries[key] = e
+                _entries.move_to_end(key)
+                while len(_entries) > MAX_ENTRIES:
+                    _entries.popitem(last=False)
+        _recent.ref = weakref.ref(e)
     if (A.indptr is not e.indptr or A.indices is not e.indices or A.data is not e.data
-            or A.shape != e.shape or x.dtype != e.dtype or x.shape != (e.shape[1],)
-            or x.strides != (e.dtype.itemsize,) and x.size > 1):
+            or A.shape != e.shape or x.dtype is not e.dtype and x.dtype != e.dtype
+            or x.shape != e.x_shape or e.x_strides is not None and x.strides != e.x_strides):
         if e.ref() is A and (A.indptr is not e.indptr or A.indices is not e.indices
                              or A.data is not e.data or A.shape != e.shape):
-            with _lock:
-                _entries.pop(key, None)  # replaced arrays: prepare again next time
+            _forget(e)  # replaced arrays: prepare again next time
         return None
     if _tuning_token() != e.token:
-        with _lock:
-            _entries.pop(key, None)
+        _forget(e)
         return None
-    if not e.lock.acquire(blocking=False):
+    if not e.acquire(False):
         return None  # another thread holds this matrix's pointers: the ordinary path
     try:
-        y = np.empty(e.shape[0], e.dtype)
-        e.pointers[0] = _address(y) if y.size else 0
-        e.pointers[4] = _address(x) if x.size else 0
+        y = _empty(e.shape[0], e.dtype)
+        e.pointers[0] = _address(y) if e.shape[0] else 0
+        e.pointers[4] = _address(x) if e.shape[1] else 0
         e.launch()
     finally:
-        e.lock.release()
+        e.release()
     _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
     return y
 
 
+def _forget(e: _Prepared) -> None:
+    """Drop prepared entry ``e`` (its matrix changed, or the tuning cache did)."""
+    _recent.ref = None
+    with _lock:
+        for key, value in list(_entries.items()):
+            if value is e:
+                del _entries[key]
+
+
 def clear_prepared() -> None:
     """Drop every prepared matrix."""
+    _recent.ref = None
     with _lock:
         _drops.purge()
         _entries.clear()
