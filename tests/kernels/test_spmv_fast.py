@@ -187,3 +187,14 @@ def test_two_matrices_in_turn_and_the_recent_one_frees_its_arrays():
     x1 = np.ones(1)  # one column: any stride of x is accepted
     one = _matrix(5, 1, 1.0, seed=9)
     np.testing.assert_allclose(ak.spmv(one, x1), one @ x1, rtol=1e-12)
+
+
+def test_whole_rows_kernel_sums_as_the_windowed_one():
+    # the prepared launch runs spmv_csr_rows (no window arithmetic): same sums, same order,
+    # so the very same bits as the ordinary path's windowed csr_scalar
+    for name in ("494_bus.mtx", "west0067.mtx"):
+        a = ak.read_matrix(MATRICES / name).astype(np.float64)
+        x = np.random.default_rng(1).standard_normal(a.shape[1])
+        fast = ak.spmv(a, x)
+        assert spmv_fast.prepared_count() >= 1
+        np.testing.assert_array_equal(fast, ak.spmv(a, x, variant="csr_scalar"))

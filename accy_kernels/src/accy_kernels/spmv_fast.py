@@ -4,9 +4,11 @@ A small matrix's product takes microseconds; the ordinary call spent 0.3-0.6 ms 
 (argument checks, the tuning-cache lookup, the launch plan and its executable, kernel
 fingerprints, argument packing). Iterative solvers call ``spmv`` with the same matrix many
 times, so what depends only on the matrix is prepared once here: the loaded
-``spmv.csr_scalar`` kernel, its launch bound with the backend's ``bind_launch`` (geometry
-and scalars packed once), and the addresses of ``A``'s ``indptr``, ``indices`` and ``data``.
-A call then only checks ``x``, allocates ``y`` and writes two addresses.
+``spmv.csr_scalar`` kernel in its whole-rows form (``csr_scalar_kernel(windowed=False)``:
+the same sums in the same order, without the loop-budget window), its launch bound with the
+backend's ``bind_launch`` (geometry and scalars packed once), and the addresses of ``A``'s
+``indptr``, ``indices`` and ``data``. A call then only checks ``x``, allocates ``y`` and
+writes two addresses.
 
 The rule that keeps this from ever using stale data: **the prepared launch reads the
 matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
@@ -134,7 +136,7 @@ class _Prepared:
         self.x_strides = (self.dtype.itemsize,) if A.shape[1] > 1 else None
         n_rows = A.shape[0]
         wg = choice[1]
-        kernel = csr_scalar_kernel(_FLOATS[self.dtype], wg)
+        kernel = csr_scalar_kernel(_FLOATS[self.dtype], wg, windowed=False)  # no budget
         loaded = _load(be, kernel)
         # the whole of every row in one launch (no window): limit = 2**31 - 1
         self.pointers, self.launch = be.bind_launch(
