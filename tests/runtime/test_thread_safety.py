@@ -257,3 +257,27 @@ def test_a_call_while_another_thread_closes_the_executable_never_keeps_released_
     helpers[0].join()
     np.testing.assert_allclose(calls[0], x * x + 2.0)
     np.testing.assert_allclose(exe(x, x)[0], x * x + 2.0)
+
+
+_KEPT = """
+import gc
+import numpy as np, accy
+from accy.runtime import Executable
+
+x = np.full((256, 256), 0.01, np.float32)  # temporaries of 256 KiB: freed pages unmap
+f = accy.jit(lambda x: (x @ x) @ x + 1.0)
+base = accy.compile(f.lower(x), backend="cpu", use_cache=False)
+exe = Executable(base.backend, base.graph, base._loaded)  # kernels shared, as a family's
+want = exe(x)[0]
+call = exe.fast_function()
+del exe
+gc.collect()  # its finalizer frees the temporaries the plan's pointer arrays point into
+out = call((x,))
+print(out is None or np.allclose(out[0], want))
+"""
+
+
+def test_a_small_call_function_kept_after_its_executable_was_collected_does_not_crash():
+    # the plan held only the addresses of its executable's temporaries: called after the
+    # executable was collected, its kernels wrote into freed memory (a segfault)
+    assert _run(_KEPT) == "True"

@@ -202,7 +202,7 @@ def build_fast_call(exe: Any) -> FastCall | None:
             results.append(("param", g.param_slots.index(slot)))
         else:
             results.append(("const", g.constants[slot].reshape(t.shape)))
-    launches = []
+    launches, held = [], []
     for ln in g.launches:
         if ln.groups <= 0:
             continue
@@ -213,10 +213,17 @@ def build_fast_call(exe: Any) -> FastCall | None:
             if slot in live:
                 binds.append((position, live[slot]))
             else:  # a temporary or constant: its persistent buffer, bound once
-                pointers[position] = exe.buffer(slot, {}).ctypes.data
+                buf = exe.buffer(slot, {})
+                pointers[position] = buf.ctypes.data
+                held.append(buf)
         launches.append((pointers, run, binds))
-    return FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
+    plan = FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
                     outputs, launches, results, exe._lock)
+    # the buffers its pointer arrays hold the addresses of: a plan kept after its executable
+    # was collected (whose finalizer frees them) still points into live memory, and its
+    # launches raise LaunchError (the executable's kernels were destroyed)
+    plan.held = held
+    return plan
 
 
 def no_fast_call(args: Sequence[Any]) -> None:
