@@ -217,3 +217,25 @@ def test_device_selection_by_name_and_index(monkeypatch):
         OpenCLBackend()
     with pytest.raises(BackendUnavailable, match="no such device"):
         OpenCLBackend(device=99)
+
+
+def test_a_kernel_destroyed_by_another_thread_mid_launch_is_a_launch_error(ocl):
+    # a destroy between launch's first check and setting the arguments left set_args to
+    # None (AttributeError); the kernel is now read again under the backend's lock
+    loaded = ocl.load(ocl.compile(K.unary_f("exp")))
+    a, b = ocl.allocate(256), ocl.allocate(256)
+    real = ocl._arguments
+
+    def arguments_then_destroyed(*args):
+        out = real(*args)
+        ocl.destroy(loaded)  # as another thread would, after the check
+        return out
+
+    ocl._arguments = arguments_then_destroyed
+    try:
+        with pytest.raises(LaunchError, match="destroyed"):
+            ocl.launch(loaded, Geometry(1, 32), [a, b], [("i32", 1)])
+    finally:
+        del ocl._arguments
+    ocl.free(a)
+    ocl.free(b)
