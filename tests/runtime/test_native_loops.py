@@ -287,3 +287,28 @@ def test_a_loop_run_by_another_thread_is_not_entered_twice():
     for got, want in zip(f(X), _two_carries_np(X), strict=True):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
     assert driver.runs == runs + 1
+
+
+def test_helpers_submitted_before_the_pool_shut_down_are_waited_for(monkeypatch):
+    # a shutdown between two helper submissions dropped the first helper's future: run()
+    # then returned without waiting for a thread still reading the loop's team array
+    from concurrent.futures import Future
+
+    f = accy.jit(_two_carries)
+    f(X)
+    (driver,) = _drivers(f.compile(X))
+    submitted: list[Future] = []
+
+    class _ClosingExecutor:
+        def submit(self, fn, *args):
+            if submitted:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            done: Future = Future()
+            done.set_result(None)
+            submitted.append(done)
+            return done
+
+    pool = driver.backend.pool
+    monkeypatch.setattr(pool, "num_threads", 3)
+    monkeypatch.setattr(pool, "_pool", lambda: _ClosingExecutor())
+    assert driver._start_helpers() == submitted and len(submitted) == 1

@@ -149,12 +149,15 @@ class NativeLoop:
         pool = self.backend.pool
         if pool.num_threads <= 1:
             return []
+        helpers: list[Any] = []
         try:
             executor = pool._pool()
             address = team.ctypes.data
-            return [executor.submit(self._help, address) for _ in range(pool.num_threads - 1)]
-        except RuntimeError:  # the pool is shutting down: the driver runs every part
-            return []
+            for _ in range(pool.num_threads - 1):
+                helpers.append(executor.submit(self._help, address))
+        except RuntimeError:  # shut down meanwhile: the driver runs the parts left to it,
+            pass  # and run() still waits for the helpers submitted before (they read team)
+        return helpers
 
 
 def bind_loop(backend: Any, flat: Any, kernels: dict[str, Any]) -> NativeLoop | None:
