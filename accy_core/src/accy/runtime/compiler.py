@@ -154,10 +154,20 @@ def _launch_options(ctx: Any, device: str, launch: Any, tuning: bool) -> None:
 
 
 def _launch_key(launch: Any, tuning: bool) -> tuple:
-    from accy.tuning.cache import TuningCache
-
     explicit = tuple(sorted((k, str(v)) for k, v in (launch or {}).items()))
-    return explicit, TuningCache().token() if tuning else None
+    return explicit, _tuning_token() if tuning else None
+
+
+def _tuning_token() -> tuple[int, int]:
+    """``accy.tuning.cache.TuningCache().token()`` without importing the tuning package
+    (a pipeline-cache hit needs only the file's state): (mtime ns, size), (0, 0) if absent."""
+    from accy import config
+
+    try:
+        st = config.tuning_cache_path().stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: Any,
