@@ -11,13 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from accy.records import record
+
 if TYPE_CHECKING:
     from accy.backend.protocol import Backend
 
 __all__ = ["BackendDescriptor", "ProbeResult"]
 
 
-@dataclass(frozen=True)
+@record  # built without exec (accy.records): plugins construct it, none subclasses it
 class ProbeResult:
     """Say whether a backend can run here and, if not, why (``reason``, one line)."""
 
@@ -25,7 +27,7 @@ class ProbeResult:
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True)  # a dataclass, not a record: plugins subclass it with @dataclass
 class BackendDescriptor:
     """Declare a backend: its name, protocol version, a probe and an opener.
 
