@@ -11,7 +11,8 @@ f32 = np.float32
 
 NAMES = ["ludcmp", "durbin", "correlation", "covariance", "cg_solve", "thomas", "lu_pivot",
          "particles", "wave_1d", "heat_neumann", "lorenz_rk4", "sobel", "bilinear",
-         "moving_average", "drawdown", "bellman_ford", "cross_entropy", "knn_vote", "iqr_clean"]
+         "moving_average", "drawdown", "bellman_ford", "cross_entropy", "knn_vote", "iqr_clean",
+         "ridge"]
 
 #: programs also run on the device backends (the others exercise only the frontend, which
 #: every backend shares: the cpu run covers them, and the suite's time budget is tight)
@@ -61,6 +62,8 @@ _BUILD: dict[str, Any] = {
                                 np.array([0, 3, 1, 1, 2, 3], np.int32)),
     "knn_vote": lambda r: (r.random((10, 2), dtype=f32), r.integers(0, 3, 10).astype(np.int32),
                            3, 3),
+    "ridge": lambda r: (r.standard_normal((20, 4)).astype(f32), r.standard_normal(20).astype(f32),
+                        0.1),
     "iqr_clean": lambda r: (np.concatenate([r.random(15, dtype=f32), np.array([9.0, -7.0], f32)]),),
 }
 

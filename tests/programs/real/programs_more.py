@@ -7,8 +7,8 @@ Lorenz by RK4), image and signal code (Sobel with ``np.hypot``, bilinear samplin
 fancy indexing, a moving average by ``np.convolve``, a drawdown by
 ``np.maximum.accumulate``), graphs (Bellman-Ford), a softmax cross-entropy with its
 gradient (``logp[np.arange(n), y]`` read and written), k-nearest-neighbour voting
-(``fill_diagonal``, ``argsort``, ``take_along_axis``) and outliers by the interquartile
-range (``np.percentile``). Each also runs eagerly on numpy
+(``fill_diagonal``, ``argsort``, ``take_along_axis``) outliers by the interquartile
+range (``np.percentile``) and ridge regression by ``np.linalg.solve``. Each also runs eagerly on numpy
 arrays, which is what the tests compare with (:mod:`.cases_more`).
 """
 
@@ -250,3 +250,11 @@ def iqr_clean(x):
     y = x.copy()
     y[bad] = np.median(x)
     return y, bad.sum()
+
+
+# 20. ridge regression: normal equations solved with np.linalg.solve
+def ridge(X, y, lam):
+    d = X.shape[1]
+    w = np.linalg.solve(X.T @ X + lam * np.eye(d, dtype=X.dtype), X.T @ y)
+    resid = y - X @ w
+    return w, (resid ** 2).mean()

@@ -135,6 +135,21 @@ def test_fancy_writes_equal_numpy() -> None:
         np.testing.assert_array_equal(g, w)
 
 
+def _linalg(a, b):
+    return np.linalg.solve(a, b), np.linalg.inv(a), np.linalg.det(a)
+
+
+def test_linalg_solve_inv_det_equal_numpy(backend: str) -> None:
+    """Gauss-Jordan with partial pivoting in a device loop (the first pivot is 0 here)."""
+    a = rng.standard_normal((5, 5)).astype(np.float32)
+    a[0, 0] = 0.0
+    b = rng.standard_normal(5).astype(np.float32)
+    got = accy.jit(_linalg, backend=backend)(a, b)
+    for g, w in zip(got, _linalg(a, b), strict=True):
+        assert np.asarray(g).dtype == np.float32 and np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
+
+
 def test_fancy_index_out_of_range_on_its_axis_is_refused() -> None:
     """j = 5 on 5 columns would land on the next row of the flattened axes: refused."""
     a = np.zeros((3, 5))
@@ -166,6 +181,7 @@ REFUSED = {
                                        X.reshape(4, 3, 2), "partial slice"),
     "np.r_ of traced arrays": (lambda a: np.r_[a, a], X[0],
                                r"test_more_numpy_names\.py:\d+.*anp\.concatenate"),
+    "stacked solve": (lambda a: np.linalg.solve(a, a), np.ones((2, 3, 3)), "stack of matrices"),
     "traced quantile": (lambda a: np.quantile(a, a[0, 0]), X, "static number"),
     "traced repeat counts": (lambda a: np.repeat(a, a.astype(np.int32)), X[0], "host array"),
 }

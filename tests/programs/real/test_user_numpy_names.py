@@ -136,7 +136,7 @@ REFUSED = {
                              "test_user_numpy_names.py:\\d+.*lax.while_loop"),
     "bincount without minlength": (lambda a: np.bincount(a), IDX, "minlength="),
     "matrix 2-norm": (lambda a: np.linalg.norm(a, 2), X, "power iteration"),
-    "linalg.solve": (lambda a: np.linalg.solve(a, a[0]), X[:4, :4], "while_loop"),
+    "linalg.eig": (lambda a: np.linalg.eig(a), X[:4, :4], "while_loop"),
     "pad mode": (lambda a: np.pad(a, 1, mode="mean"), X, "constant, edge"),
     "fft": (lambda a: np.fft.fft(a), X, "test_user_numpy_names.py:\\d+.*matrix product"),
 }

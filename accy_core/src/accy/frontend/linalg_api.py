@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.matrix_api import diagonal
 from accy.frontend.numpy_api import (
     broadcast_shape,
     common,
@@ -104,8 +105,6 @@ def _diagonals(subscripts: str, operands: tuple) -> tuple[str, tuple]:
     """An operand with a repeated index (``"ii->"``, ``"bii->b"``) replaced by its
     diagonal over those axes (:func:`accy.frontend.matrix_api.diagonal`), which the IR's
     einsum does not take."""
-    from accy.frontend.matrix_api import diagonal
-
     ins, out = subscripts.replace(" ", "").split("->")
     specs, ops = ins.split(","), list(operands)
     for k, spec in enumerate(specs):
