@@ -239,3 +239,58 @@ def test_a_kernel_destroyed_by_another_thread_mid_launch_is_a_launch_error(ocl):
         del ocl._arguments
     ocl.free(a)
     ocl.free(b)
+
+
+_FREED_MEANWHILE = """
+import threading
+import numpy as np
+from accy.backend import Geometry
+from accy.errors import LaunchError
+from accy.kernel import KernelBuilder
+from accy.plugins import open_backend
+
+be = open_backend("opencl")
+kb = KernelBuilder("twice", 32)
+y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
+i = kb.global_id()
+kb.store(y, i, x[i] * 2.0)
+k = be.load(be.compile(kb.build()))
+a, b, c = be.allocate(128), be.allocate(128), be.allocate(128)
+be.write(b, np.ones(32, np.float32))
+helpers = []
+
+def freeing(buffer, real):
+    def call(*args):
+        out = real(*args)
+        t = threading.Thread(target=be.free, args=(buffer,))
+        t.start()
+        t.join(0.3)  # done now, unless the caller holds the backend's lock
+        helpers.append(t)
+        return out
+    return call
+
+be._arguments = freeing(b, be._arguments)  # launch: b freed once its arguments are read
+be.launch(k, Geometry(1, 32), [a, b], [])
+del be._arguments
+be._check_size = freeing(c, be._check_size)  # write: c freed after the size check
+try:
+    be.write(c, np.ones(32, np.float32))
+except LaunchError as e:
+    assert "freed" in str(e), e
+del be._check_size
+for t in helpers:
+    t.join()
+be.synchronize()
+print("ok")
+"""
+
+
+def test_a_buffer_freed_by_another_thread_is_never_enqueued_released(ocl):
+    # a command read a buffer's memory object, another thread freed (released) it, and the
+    # command was enqueued with it: PoCL aborts the process. Apart, so a crash fails one test
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FREED_MEANWHILE],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

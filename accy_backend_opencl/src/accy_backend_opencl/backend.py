@@ -270,9 +270,11 @@ class OpenCLBackend(QueueOps):
                               f"differs from the kernel's {meta['workgroup_size']}")
         if geometry.groups < 0:
             raise LaunchError(f"launch {name!r}: groups must be >= 0, got {geometry.groups}")
-        args = self._arguments(name, meta, buffers, scalars)
         waits = [e.event for e in wait_events if _event(e, name).event is not None]
         with self._guard(f"launch {name!r}") as cl:
+            # the buffers' memory objects are read under the lock too: a free in another
+            # thread cannot release one between reading it and enqueueing the launch
+            args = self._arguments(name, meta, buffers, scalars)
             queue = self._queue_of(stream, waits)
             if geometry.groups == 0:
                 done = cl.enqueue_marker(queue, wait_for=waits or None)

@@ -159,6 +159,7 @@ class QueueOps:
         if data.nbytes == 0:
             return
         with self._guard("write") as cl:
+            mem = self._mem(buffer, "write")  # again under the lock (see free)
             cl.enqueue_copy(self._queue, mem, np.ascontiguousarray(data), is_blocking=True,
                             wait_for=self._join_streams() or None)
             self._transfer = None  # in order: everything before it on the queue is done
@@ -170,6 +171,7 @@ class QueueOps:
         if out.nbytes == 0:
             return out
         with self._guard("read") as cl:
+            mem = self._mem(buffer, "read")
             target = out if out.flags.c_contiguous else np.empty_like(out, order="C")
             cl.enqueue_copy(self._queue, target, mem, is_blocking=True,
                             wait_for=self._join_streams() or None)
@@ -184,6 +186,7 @@ class QueueOps:
         if buffer.nbytes == 0:
             return
         with self._guard("fill") as cl:
+            mem = self._mem(buffer, "fill")
             self._transfer = cl.enqueue_fill_buffer(self._queue, mem, np.uint8(value & 0xFF), 0,
                                                     buffer.nbytes,
                                                     wait_for=self._join_streams() or None)
@@ -197,15 +200,20 @@ class QueueOps:
         if nbytes <= 0:
             return
         with self._guard("copy") as cl:
+            s, d = self._mem(src, "copy"), self._mem(dst, "copy")
             self._transfer = cl.enqueue_copy(self._queue, d, s, byte_count=int(nbytes),
                                              wait_for=self._join_streams() or None)
 
     def free(self, buffer: OpenCLBuffer) -> None:
         """Release ``buffer`` (after the work queued so far; freeing twice is harmless)."""
         if isinstance(buffer, OpenCLBuffer) and buffer.mem is not None:
-            mem, buffer.mem = buffer.mem, None
-            self._live["buffers"].discard(id(buffer))
+            # under the lock: every command reads a buffer's memory object under it too, so
+            # none is enqueued with a released one (PoCL aborts the process on that)
             with self._guard("free"):
+                mem, buffer.mem = buffer.mem, None
+                if mem is None:  # freed by another thread meanwhile
+                    return
+                self._live["buffers"].discard(id(buffer))
                 mem.release()
 
     @staticmethod
