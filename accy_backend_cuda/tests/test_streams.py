@@ -219,3 +219,20 @@ def test_a_destroyed_kernel_is_a_launch_error():
         be.launch(loaded, Geometry(1, 64), [y, x], [("i32", 64), ("f32", 2.0)])
     be.destroy(loaded)  # twice: nothing to unload
     assert be.live_objects()["kernels"] == 0
+
+
+def test_a_freed_buffer_is_a_launch_error_not_a_dangling_pointer():
+    import pytest
+    from accy.errors import LaunchError
+
+    be = CudaBackend(_OrderDriver())
+    k = be.load(be.compile(axpy()))
+    y, x = be.allocate(256), be.allocate(256)
+    be.free(x)
+    with pytest.raises(LaunchError, match="freed"):
+        be.launch(k, Geometry(1, 64), [y, x], [("i32", 64), ("f32", 2.0)])
+    with pytest.raises(LaunchError, match="freed"):
+        be.write(x, np.ones(64, np.float32))
+    be.free(x)  # twice: nothing to free
+    be.free(y)
+    assert be.live_objects()["buffers"] == 0

@@ -52,11 +52,16 @@ _STATIC_SHARED_BYTES = 48 * 1024
 
 @dataclass
 class CudaBuffer:
-    """A device allocation: pointer, size in bytes, context generation it belongs to."""
+    """A device allocation: pointer, size in bytes, context generation it belongs to
+    (:data:`FREED` once freed)."""
 
     pointer: int
     nbytes: int
     generation: int
+
+
+#: the generation of a freed buffer: any later use is a LaunchError, not a dangling pointer
+FREED = -1
 
 
 @dataclass
@@ -289,6 +294,8 @@ class CudaBackend(StreamOrdering):
     def _live(self, buffer: CudaBuffer, what: str) -> int:
         if not isinstance(buffer, CudaBuffer):
             raise LaunchError(f"cuda {what}: expected a cuda buffer, got {type(buffer).__name__}")
+        if buffer.generation == FREED:
+            raise LaunchError(f"cuda {what}: the buffer was freed")
         if buffer.generation != self._generation:
             raise LaunchError(
                 f"cuda {what}: buffer was allocated before a device fault reset the context; "
@@ -298,16 +305,16 @@ class CudaBackend(StreamOrdering):
 
     def write(self, buffer: CudaBuffer, data: np.ndarray) -> None:
         """Copy contiguous host ``data`` into the start of ``buffer``."""
-        pointer = self._live(buffer, "write")
-        with self._guard("write") as d:
+        with self._guard("write") as d:  # the pointer too, under the lock (see free)
+            pointer = self._live(buffer, "write")
             self._join(d)  # a launch may still read the buffer
             d.copy_to_device(pointer, np.ascontiguousarray(data), self._stream)
             self._transferred(d)
 
     def read(self, buffer: CudaBuffer, out: np.ndarray) -> np.ndarray:
         """Copy the start of ``buffer`` into contiguous host ``out`` and return it."""
-        pointer = self._live(buffer, "read")
-        with self._guard("read") as d:
+        with self._guard("read") as d:  # the pointer too, under the lock (see free)
+            pointer = self._live(buffer, "read")
             self._join(d)
             d.copy_to_host(out, pointer, self._stream)
             d.stream_synchronize(self._stream)
@@ -315,16 +322,16 @@ class CudaBackend(StreamOrdering):
 
     def fill(self, buffer: CudaBuffer, value: int) -> None:
         """Set every byte of ``buffer`` to ``value``."""
-        pointer = self._live(buffer, "fill")
-        with self._guard("fill") as d:
+        with self._guard("fill") as d:  # the pointer too, under the lock (see free)
+            pointer = self._live(buffer, "fill")
             self._join(d)
             d.fill_bytes(pointer, value, buffer.nbytes, self._stream)
             self._transferred(d)
 
     def copy(self, src: CudaBuffer, dst: CudaBuffer, nbytes: int) -> None:
         """Copy ``nbytes`` from the start of ``src`` to the start of ``dst``."""
-        s, t = self._live(src, "copy"), self._live(dst, "copy")
         with self._guard("copy") as d:
+            s, t = self._live(src, "copy"), self._live(dst, "copy")
             self._join(d)
             d.copy_device(t, s, nbytes, self._stream)
             self._transferred(d)
@@ -333,7 +340,8 @@ class CudaBackend(StreamOrdering):
         """Release ``buffer`` (a buffer of a reset context is just forgotten)."""
         self._counts["buffers"].discard(id(buffer))
         with self._api_lock:
-            if buffer.generation == self._generation and self.driver is not None:
+            generation, buffer.generation = buffer.generation, FREED
+            if generation == self._generation and self.driver is not None:
                 with self._guard("free") as d:
                     d.free(buffer.pointer)
 
@@ -355,6 +363,14 @@ class CudaBackend(StreamOrdering):
             LaunchError: argument count, dtype or size mismatch, wrong work-group size,
                 aliasing buffers for a ``noalias`` kernel, or a device fault.
         """
+        # all of it under the lock: the buffers' pointers (a free in another thread between
+        # reading one and the launch: a dangling pointer), the generation check, a reload
+        with self._api_lock:
+            self._launch(loaded, geometry, buffers, scalars, stream, wait_events, signal_event)
+
+    def _launch(self, loaded: LoadedKernel, geometry: Geometry, buffers: Sequence[CudaBuffer],
+                scalars: Sequence[tuple[str, int | float]], stream: Any,
+                wait_events: Sequence[Any], signal_event: Any) -> None:
         meta, name = loaded.metadata, loaded.artifact.kernel_name
         args = self._arguments(name, meta, buffers, scalars)
         if geometry.workgroup_size != meta["workgroup_size"]:
@@ -367,11 +383,6 @@ class CudaBackend(StreamOrdering):
                 return
             raise LaunchError(f"launch {name!r}: groups must be 1..{_MAX_GRID_X}, "
                               f"got {geometry.groups}")
-        with self._api_lock:  # the generation check, a reload and the launch at once
-            self._launch(loaded, name, geometry, args, stream, wait_events, signal_event)
-
-    def _launch(self, loaded: LoadedKernel, name: str, geometry: Geometry, args: list[Any],
-                stream: Any, wait_events: Sequence[Any], signal_event: Any) -> None:
         if loaded.function is None:
             raise LaunchError(f"launch {name!r}: the kernel was destroyed")
         if loaded.generation != self._generation:
