@@ -5,6 +5,7 @@ of an MLP layer is one launch."""
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import numpy as np
@@ -84,7 +85,9 @@ def test_sliver_kernel_is_vector_code():
     lanes = simd_lanes(be, "f32")
     ep = Epilogue("relu_bias_sliver_test", None, (("in3", "f32"),), _relu_bias)
     text = be.emit(sliver_kernel("f32", 6, lanes, 2, 4, 4, False, ep, True), "llvm-opt").decode()
-    assert f"llvm.fmuladd.v{lanes}f32" in text
+    # vector FMAs of any width (a host preferring 256-bit vectors splits 16 lanes in two)
+    widths = {int(w) for w in re.findall(r"llvm\.fmuladd\.v(\d+)f32", text)}
+    assert widths and min(widths) >= 4, widths
 
 
 def test_mlp_layer_default_is_one_launch():
