@@ -109,3 +109,20 @@ def test_mlp_layer_default_is_one_launch():
     plan_matmul(plan, be, tall, plan.temp("f32", 1), plan.temp("f32", 1),
                 plan.output("f32", 4096 * 64))
     assert [x[0].name.split("_")[1] for x in plan._launches] == ["blocked"]
+
+
+def test_sliver_spread_over_threads():
+    """A product big enough to spread over a 3-thread pool (idle groups between the jobs,
+    their power-of-two stride tested with a mask; 3 uneven ranges): 19 panels in groups
+    of 4 (the last of 3), 2 row blocks: 10 jobs; equal to numpy."""
+    from accy_backend_cpu.backend import CpuBackend
+
+    be = CpuBackend(num_threads=3)
+    try:
+        rng = np.random.default_rng(9)
+        a = rng.standard_normal((70, 300)).astype(np.float32)
+        b = rng.standard_normal((300, 300)).astype(np.float32)
+        check(ak.matmul(a, b, backend=be, variant="blocked", candidate=_cand(mc=36)), a, b,
+              "f32")
+    finally:
+        be.close()

@@ -66,13 +66,16 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
 
     Buffers (c: write, or readwrite with ``accumulate``; bp: readwrite scratch of
     ``jobs * slot`` elements; a, b, *epilogue buffers). Scalars m, n, k, tiles_m, tiles_n,
-    jobs, stride (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64: ``B[b, p, j]`` is
+    jobs, shift (i32), a_off, a_sb, a_si, b_off, b_sb, b_sp (i64: ``B[b, p, j]`` is
     ``b[b_off + b*b_sb + p*b_sp + j]``), p0, p1 (i64, the k-block), mc_tiles (i32: row tiles
     per job), slot (i64: scratch elements per job, at least ``ncj * (p1 - p0) * NR``).
     ``A`` as in :func:`accy_kernels.matmul_blocked.blocked_kernel` (in place with unit
-    ``p`` stride, or packed panels when ``pack_a``). Work-group ``g`` with ``g % stride ==
-    0`` runs job ``t = g / stride``: batch, then row block, then column group of ``ncj``
-    panels.
+    ``p`` stride, or packed panels when ``pack_a``). Work-group ``g`` whose low ``shift``
+    bits are zero runs job ``t = g >> shift``: batch, then row block, then column group of
+    ``ncj`` panels. The idle groups of :func:`accy_kernels.matmul_host.spread` (a power-of-two
+    stride here) test a mask, not a remainder: an integer division per idle group cost
+    some 20 us per call of the 4096 groups a 4-job 256^2 product takes on 2 threads (about
+    a tenth of each thread's part).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
@@ -86,15 +89,16 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
         kb.buffer(bname, bdt, "read")
     m, n, k = kb.scalar("m", "i32"), kb.scalar("n", "i32"), kb.scalar("k", "i32")
     tm, tn = kb.scalar("tiles_m", "i32"), kb.scalar("tiles_n", "i32")
-    jobs, stride = kb.scalar("jobs", "i32"), kb.scalar("stride", "i32")
+    jobs, shift = kb.scalar("jobs", "i32"), kb.scalar("shift", "i32")
     a_off, a_sb, a_si = (kb.scalar(x, "i64") for x in ("a_off", "a_sb", "a_si"))
     b_off, b_sb, b_sp = (kb.scalar(x, "i64") for x in ("b_off", "b_sb", "b_sp"))
     p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
     mcb, slot = kb.scalar("mc_tiles", "i32"), kb.scalar("slot", "i64")
     g, lid = kb.group_id(), kb.local_id()
     zero = kb.const(0, dtype)
-    with active(kb, (g % stride == 0) & (g / stride < jobs), True):
-        t = kb.let("sv_t", g / stride)
+    mask = (kb.const(1, "i32") << shift) - 1
+    with active(kb, ((g & mask) == 0) & ((g >> shift) < jobs), True):
+        t = kb.let("sv_t", g >> shift)
         gn = kb.let("sv_gn", (tn + (ncj - 1)) / ncj)  # column groups per row block
         per = kb.let("sv_per", ((tm + (mcb - 1)) / mcb) * gn)
         bt = kb.let("sv_bt", t / per)
@@ -169,16 +173,16 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     jobs = prob.batch * ceil_div(tm, mcb) * ceil_div(tn, ncj)
     slot = ncj * kc * nr
     bp = plan.temp(prob.dtype, jobs * slot)
-    stride = spread(backend, jobs, lanes, prob.flops)
+    shift = max(0, spread(backend, jobs, lanes, prob.flops) - 1).bit_length()
     sb = prob.b_strides
     scalars = [("i32", prob.m), ("i32", prob.n), ("i32", prob.k), ("i32", tm), ("i32", tn),
-               ("i32", jobs), ("i32", stride), *a_sc,
+               ("i32", jobs), ("i32", shift), *a_sc,
                ("i64", prob.b_offset), ("i64", sb[0]), ("i64", sb[1])]
     starts = list(range(0, prob.k, kc))
     for n_blk, p0 in enumerate(starts):
         last = n_blk == len(starts) - 1
         kernel = sliver_kernel(prob.dtype, mr, lanes, nv, ku, ncj, pack_a,
                                epilogue if last else NO_EPILOGUE, n_blk > 0)
-        plan.launch(kernel, jobs * stride, [out, bp, a, b, *(extra if last else ())],
+        plan.launch(kernel, jobs << shift, [out, bp, a, b, *(extra if last else ())],
                     [*scalars, ("i64", p0), ("i64", min(prob.k, p0 + kc)), ("i32", mcb),
                      ("i64", slot)])
