@@ -16,7 +16,7 @@ NAMES = ["ludcmp", "durbin", "correlation", "covariance", "cg_solve", "thomas", 
 
 #: programs also run on the device backends (the others exercise only the frontend, which
 #: every backend shares: the cpu run covers them, and the suite's time budget is tight)
-DEVICE = {"lu_pivot", "bilinear", "cross_entropy", "drawdown"}
+DEVICE = {"bilinear", "cross_entropy", "drawdown"}
 
 #: result dtypes of accy where numpy's differ (docs/frontend.md): a Python int loop carry
 #: is i32 (numpy: int64); ``np.cov`` and ``np.percentile`` of f32 stay f32 (numpy computes

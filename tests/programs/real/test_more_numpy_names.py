@@ -140,7 +140,10 @@ def _linalg(a, b):
 
 
 def test_linalg_solve_inv_det_equal_numpy(backend: str) -> None:
-    """Gauss-Jordan with partial pivoting in a device loop (the first pivot is 0 here)."""
+    """Gauss-Jordan with partial pivoting in a device loop (the first pivot is 0 here);
+    cpu and vulkan (the loop node on a device; OpenCL runs the same IR: time budget)."""
+    if backend not in ("cpu", "vulkan"):
+        pytest.skip("the device loop is covered on vulkan")
     a = rng.standard_normal((5, 5)).astype(np.float32)
     a[0, 0] = 0.0
     b = rng.standard_normal(5).astype(np.float32)
