@@ -90,7 +90,10 @@ GROUPS = {
     "fancy_read": (lambda a: {
         "ij": a[I3, J3], "i_j": a[I3, :, J3], "rows_cols": a[:, I3[:, None], J3[1:]],
         "int_gap": a[0, :, I3], "slice_first": a[1:, I3, 1:3], "i2": a[I3, 2],
-        "ij1": a[I3[:2], J3[:2], 1]}, rng.standard_normal((3, 4, 5))),
+        "ij1": a[I3[:2], J3[:2], 1], "k_j": a[np.argmax(a[:, 0, 0]), J3],
+        "j_k": a[I3, np.argmin(a[0, :, 0])], "mask_int": a[np.array([True, False, True]), 1],
+        "u32": a[I3.astype(np.uint32) % 3, J3.astype(np.uint32)]},
+        rng.standard_normal((3, 4, 5))),
 }
 
 
@@ -110,7 +113,9 @@ def _writes(a, i, j):
     np.put_along_axis(g, np.argmax(a, axis=2)[..., None], -1.0, axis=2)
     h = a.copy()
     np.fill_diagonal(h[0], 5.0)  # into a view: reaches h
-    return b, c, d, e, f, g, h
+    k = a.copy()
+    k[np.argmax(a[:, 0, 0]), j] = -3.0  # a traced scalar with an array
+    return b, c, d, e, f, g, h, k
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
@@ -156,8 +161,11 @@ def test_linalg_solve_inv_det_equal_numpy(backend: str) -> None:
 def test_fancy_index_out_of_range_on_its_axis_is_refused() -> None:
     """j = 5 on 5 columns would land on the next row of the flattened axes: refused."""
     a = np.zeros((3, 5))
+    f = accy.jit(lambda a, i, j: a[i, j], backend="cpu")
     with pytest.raises(IndexOutOfRangeError):
-        accy.jit(lambda a, i, j: a[i, j], backend="cpu")(a, np.array([0]), np.array([5]))
+        f(a, np.array([0]), np.array([5]))
+    with pytest.raises(IndexOutOfRangeError):  # not wrapped to -1, the last column
+        f(a, np.array([0], np.uint32), np.array([2**32 - 1], np.uint32))
 
 
 def _host_store(a):

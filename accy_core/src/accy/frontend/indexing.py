@@ -204,9 +204,30 @@ def _basic(tr: Trace, v: Value, ix: Any, axis: int) -> tuple[Value, int]:
 
 def traced_lists(items: list[Any]) -> list[Any]:
     """``items`` with each list that holds traced values (``x[[k, p]]`` with a traced
-    ``p``) stacked into one traced index array."""
-    return [stack(i) if isinstance(i, list) and any(isinstance(e, Tracer) for e in i) else i
-            for i in items]
+    ``p``) stacked into one traced index array, and each 1-D host boolean mask among other
+    indices (``x[keep, 1]``) replaced by its positions, as numpy does."""
+    out = []
+    for i in items:
+        if isinstance(i, list) and any(isinstance(e, Tracer) for e in i):
+            i = stack(i)
+        elif isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype == np.bool_ and \
+                np.ndim(i) == 1 and len(items) > 1:
+            i = np.flatnonzero(i)
+        out.append(i)
+    return out
+
+
+def arrays_with_scalars(index: Any) -> bool:
+    """Whether ``index`` holds an integer array besides traced scalars (``x[k, idx]`` with
+    ``k = argmax(...)``): numpy's advanced indexing, not a dynamic slice; slices with
+    traced bounds keep the dynamic path."""
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(i, slice) and any(isinstance(b, Tracer) for b in (i.start, i.stop,
+                                                                         i.step))
+           for i in items):
+        return False
+    return any((isinstance(i, Tracer) and i.ndim > 0) or isinstance(i, (list, np.ndarray))
+               for i in items)
 
 
 def is_basic(index: Any) -> bool:
@@ -240,7 +261,7 @@ def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
     """The IR value of ``x[index]`` (see :func:`getitem`)."""
     from accy.frontend.dynamic_index import dynamic_getitem, has_traced_scalar
 
-    if has_traced_scalar(index):  # x[i] with a loop's induction variable
+    if has_traced_scalar(index) and not arrays_with_scalars(index):  # x[i], a loop's i
         return dynamic_getitem(x, index).value
     mask = host_mask(index)
     if mask is not None:

@@ -93,8 +93,11 @@ def _linear(items: list[Any], adv: list[int], shape: tuple[int, ...]) -> tuple[A
         if ix.accy_dtype == DType.BOOL or not ix.accy_dtype.is_int:
             raise _refuse(f"an index array of dtype {ix.accy_dtype}",
                           "index with integers (cast with .astype(anp.int32))")
-        i = npa.astype(ix, DType.I64 if wide or ix.accy_dtype.bits > 32 else DType.I32)
-        i = npa.where(npa.less(i, 0), npa.add(i, n), i)
+        unsigned = np.dtype(ix.dtype).kind == "u"
+        i = npa.astype(ix, DType.I64 if wide or ix.accy_dtype.bits > 32 or unsigned
+                       else DType.I32)
+        if not unsigned:  # negative indices count from the end (a uint64 above 2**63 stays
+            i = npa.where(npa.less(i, 0), npa.add(i, n), i)  # negative here: refused)
         out = npa.logical_or(npa.less(i, 0), npa.greater_equal(i, n))
         bad = out if bad is None else npa.logical_or(bad, out)
         term = npa.multiply(i, s) if s != 1 else i

@@ -39,6 +39,7 @@ from accy.frontend.indexing import (
     _expand,
     _gather,
     _index_value,
+    arrays_with_scalars,
     getitem_value,
     host_mask,
     traced_lists,
@@ -110,7 +111,7 @@ def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
         values = wrap(tr, tr.fb.cast(values.value, x.accy_dtype))
     from accy.frontend.dynamic_index import at_update, has_traced_scalar
 
-    if has_traced_scalar(index):  # a loop's induction variable: tensor.dynamic_update_slice
+    if has_traced_scalar(index) and not arrays_with_scalars(index):  # dynamic_update_slice
         how = {"mul": "multiply"}.get(op, op)
         return at_update(x, index, values, how).value
     mask = host_mask(index)
