@@ -115,7 +115,9 @@ def _writes(a, i, j):
     np.fill_diagonal(h[0], 5.0)  # into a view: reaches h
     k = a.copy()
     k[np.argmax(a[:, 0, 0]), j] = -3.0  # a traced scalar with an array
-    return b, c, d, e, f, g, h, k
+    s = a.copy()
+    s.sort(axis=1)  # ndarray.sort sorts in place
+    return b, c, d, e, f, g, h, k, s, round(a[0, 0, 0] * 10), a.round(1)
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
@@ -193,6 +195,9 @@ REFUSED = {
     "np.r_ of traced arrays": (lambda a: np.r_[a, a], X[0],
                                r"test_more_numpy_names\.py:\d+.*anp\.concatenate"),
     "stacked solve": (lambda a: np.linalg.solve(a, a), np.ones((2, 3, 3)), "stack of matrices"),
+    "np.float32 of a traced value": (lambda a: np.float32(a.sum()) * a, X, r"t\.astype"),
+    "math.sqrt of a traced value": (lambda a: __import__("math").sqrt(a.sum()), X,
+                                    r"np\.sqrt\(t\)"),
     "traced quantile": (lambda a: np.quantile(a, a[0, 0]), X, "static number"),
     "traced repeat counts": (lambda a: np.repeat(a, a.astype(np.int32)), X[0], "host array"),
 }

@@ -33,13 +33,18 @@ _ARRAY_FIX = (
     "anp.stack([t, u]) or anp.array([t, u]); np.r_[t, u] / np.c_[t, u]: "
     "anp.concatenate([t, u]) / anp.column_stack([t, u]); a numpy array indexed by a "
     "traced one "
-    "(np.eye(k)[t]): anp.asarray(np.eye(k))[t]; otherwise return t from the jitted "
-    "function and convert the result outside"
+    "(np.eye(k)[t]): anp.asarray(np.eye(k))[t]; np.float32(t) / np.int32(t): "
+    "t.astype(np.float32); np.asarray(t) / np.array(t): t itself, t.astype(dtype) or "
+    "t.copy(); otherwise return t from the jitted function and convert the result outside"
 )
 _BUILTIN_HINT = (
     "; Python's built-in max(a, b), min(a, b) and sorted() compare with bool() too: use "
     "np.maximum(a, b), np.minimum(a, b) or np.sort"
 )
+
+
+_MATH_HINT = ("; math.sqrt(t), math.exp(t) and the other math functions need a Python "
+              "number too: use np.sqrt(t), np.exp(t)")
 
 
 def control_flow_message(what: str, array: str, where: str | None) -> str:
@@ -49,7 +54,8 @@ def control_flow_message(what: str, array: str, where: str | None) -> str:
     if what.startswith("conversion to a numpy array"):
         fix = _ARRAY_FIX
     else:
-        fix = _FIX + (_BUILTIN_HINT if what.startswith("bool()") else "")
+        fix = _FIX + (_BUILTIN_HINT if what.startswith("bool()") else
+                      _MATH_HINT if what.startswith("float()") else "")
     return f"{what} on traced array {array}{at} needs its value; {fix}"
 
 

@@ -57,11 +57,9 @@ UFUNC_OUTER = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "p
                "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
 
 _METHOD_HINTS = {
-    "round": "anp.floor(x + 0.5) (rounds halves up, numpy rounds them to even)",
     "nonzero": "a boolean mask with anp.where (the count of nonzeros is data-dependent)",
     "item": "return the array from the jitted function and read it outside",
     "tolist": "return the array from the jitted function and read it outside",
-    "sort": "anp.sort(x, axis) (returns a new array)",
     "argsort": "anp.argsort(x, axis)",
 }
 
@@ -281,6 +279,20 @@ def _all(self: Tracer, axis: Any = None, keepdims: bool = False) -> Any:
                          keepdims=keepdims) > 0
 
 
+def _sort(self: Tracer, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+    """Sort in place along ``axis`` (stable, whatever ``kind``), as ``ndarray.sort``."""
+    if order is not None:
+        raise numpy_api.UnsupportedError(
+            f"ndarray.sort(order=...) at {user_location()}: accy arrays have no fields",
+            feature="sort order", alternative="x.sort(axis)")
+    self[...] = ordering.sort(self, axis)
+
+
+def _round(self: Tracer, ndigits: int | None = None) -> Any:
+    """Python's ``round(x)``: numpy's ``round`` (halves to even)."""
+    return math_more_api.round(self, 0 if ndigits is None else ndigits)
+
+
 def _missing(self: Tracer, name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
@@ -313,6 +325,10 @@ def _install_methods() -> None:
     Tracer.transpose = _transpose  # type: ignore[attr-defined]
     Tracer.copy = _copy  # type: ignore[attr-defined]
     Tracer.fill = _fill  # type: ignore[attr-defined]
+    Tracer.sort = _sort  # type: ignore[attr-defined]
+    Tracer.__round__ = _round  # type: ignore[attr-defined]
+    Tracer.round = lambda self, decimals=0: math_more_api.round(self, decimals)  # type: ignore
+    Tracer.round.__doc__ = "``accy.numpy.round(x, decimals)``."
     Tracer.any = _any  # type: ignore[attr-defined]
     Tracer.all = _all  # type: ignore[attr-defined]
     Tracer.T = property(lambda self: shape_api.transpose(self),  # type: ignore
