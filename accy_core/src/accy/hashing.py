@@ -16,13 +16,21 @@ __all__ = ["BIG", "sha256"]
 #: inputs longer than this are hashed by OpenSSL through hashlib
 BIG = 1 << 16
 
-try:
-    from _sha2 import sha256 as _builtin  # CPython >= 3.12
-except ImportError:
-    try:
-        from _sha256 import sha256 as _builtin  # CPython 3.11
-    except ImportError:  # another implementation: hashlib's
-        _builtin = None
+
+def _builtin_sha256() -> Any:
+    """CPython's own sha256 constructor (stdlib modules ``_sha2`` from 3.12, ``_sha256`` in
+    3.11), or None on another implementation."""
+    from importlib import import_module
+
+    for name in ("_sha2", "_sha256"):
+        try:
+            return import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+_builtin = _builtin_sha256()
 
 
 def sha256(data: bytes | bytearray | memoryview = b"") -> Any:
