@@ -148,7 +148,7 @@ from accy.frontend.numpy_api import (
     var,
     where,
 )
-from accy.frontend.ordering import argsort, sort
+from accy.frontend.ordering import argpartition, argsort, partition, sort
 from accy.frontend.pad_api import pad
 from accy.frontend.predicates_api import all, any, count_nonzero, isfinite, isinf, isnan
 from accy.frontend.rearrange_api import (
@@ -288,7 +288,7 @@ __all__ = [
     "vdot",
     # rearranging and index helpers (accy.frontend.rearrange_api)
     "append", "delete", "fliplr", "flipud", "insert", "put_along_axis", "ravel_multi_index",
-    "rot90", "take_along_axis", "unravel_index",
+    "rot90", "take_along_axis", "unravel_index", "argpartition", "partition",
 ]
 
 _DATA_SHAPE = ("the result shape would depend on data; use where(cond, x, 0) or a "

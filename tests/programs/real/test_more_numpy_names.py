@@ -87,6 +87,12 @@ GROUPS = {
         "grad_xy": np.gradient(a)[1], "grad_ax": np.gradient(a, 2.0, axis=0),
         "trace": np.einsum("ii->", a[:, :4]), "diag": np.einsum("ii->i", a[:, :4]),
         "bdiag": np.einsum("bii->b", a[:, :4].reshape(1, 4, 4) * a[:, :4])}, X),
+    "forms": (lambda a: {
+        "density": np.histogram(a, bins=5, range=(-3, 3), density=True)[0],
+        "argsort_kind": np.argsort(a[0], kind="stable"),
+        "ellipsis": np.einsum("...ij,...jk->...ik", a.reshape(2, 2, 6), a.reshape(2, 6, 2)),
+        "ellipsis_sum": np.einsum("i...->...", a), "initial": np.max(a, axis=0, initial=0.5),
+        "initial_min": a.min(axis=1, initial=-0.5)}, X),
     "fancy_read": (lambda a: {
         "ij": a[I3, J3], "i_j": a[I3, :, J3], "rows_cols": a[:, I3[:, None], J3[1:]],
         "int_gap": a[0, :, I3], "slice_first": a[1:, I3, 1:3], "i2": a[I3, 2],
@@ -158,6 +164,14 @@ def test_linalg_solve_inv_det_equal_numpy(backend: str) -> None:
     for g, w in zip(got, _linalg(a, b), strict=True):
         assert np.asarray(g).dtype == np.float32 and np.shape(g) == np.shape(w)
         np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
+
+
+def test_partition_keeps_numpy_contract() -> None:
+    """kth in its sorted place, nothing larger before it, nothing smaller after."""
+    x = rng.standard_normal(11)
+    p, ip = accy.jit(lambda x: (np.partition(x, 4), np.argpartition(x, 4)), backend="cpu")(x)
+    assert p[4] == np.partition(x, 4)[4] and x[ip][4] == p[4]
+    assert (p[:4] <= p[4]).all() and (p[5:] >= p[4]).all()
 
 
 def test_fancy_index_out_of_range_on_its_axis_is_refused() -> None:

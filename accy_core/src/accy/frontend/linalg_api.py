@@ -7,6 +7,7 @@ the expression and the user's line.
 
 from __future__ import annotations
 
+from builtins import max as builtins_max
 from collections.abc import Sequence
 from typing import Any
 
@@ -118,13 +119,39 @@ def _diagonals(subscripts: str, operands: tuple) -> tuple[str, tuple]:
     return ",".join(specs) + "->" + out, tuple(ops)
 
 
+def _expand_ellipsis(subscripts: str, operands: tuple) -> str:
+    """``"...ij,...jk->...ik"`` with ``...`` written as letters the spec does not use
+    (right-aligned over each operand's leading axes, as numpy broadcasts them).
+
+    Raises:
+        UnsupportedError: ``...`` with an implicit output (no ``->``).
+    """
+    spec = subscripts.replace(" ", "")
+    if "->" not in spec:
+        raise UnsupportedError(f"einsum at {user_location()}: '...' needs an explicit "
+                               "output ('...ij,...jk->...ik')", feature="einsum ellipsis",
+                               alternative="an explicit '->'")
+    ins, out = spec.split("->")
+    parts = ins.split(",")
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in spec]
+    counts = [len(np.shape(o) if not hasattr(o, "ndim") else o.shape) - len(p.replace(
+        "...", "")) for p, o in zip(parts, operands, strict=True)]
+    n = builtins_max(counts + [0])
+    letters = "".join(free[:n])
+    parts = [p.replace("...", letters[n - c:]) for p, c in zip(parts, counts, strict=True)]
+    return ",".join(parts) + "->" + out.replace("...", letters)
+
+
 def einsum(subscripts: str, *operands: Any) -> Any:
-    """``numpy.einsum`` without ellipsis; operands are promoted to a common dtype. A
-    repeated index within one operand (``"ii->i"``, ``"bii->b"``) takes its diagonal."""
+    """``numpy.einsum``; operands are promoted to a common dtype. A repeated index within
+    one operand (``"ii->i"``, ``"bii->b"``) takes its diagonal; ``...`` (with an explicit
+    output) stands for the leading axes."""
     tr = trace_of(*operands)
     if tr is None:
         return np.einsum(subscripts, *operands)
-    if "->" in subscripts and "." not in subscripts:
+    if "..." in subscripts:
+        subscripts = _expand_ellipsis(subscripts, operands)
+    if "->" in subscripts:
         subscripts, operands = _diagonals(subscripts, operands)
     dt = common(*operands)
     vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]

@@ -430,13 +430,17 @@ def mean(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) ->
     return _reduce("mean", np.mean, a, axis, keepdims)
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    """Maximum over ``axis``."""
+def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
+    """Maximum over ``axis`` (and ``initial``, when given, as numpy's)."""
+    if initial is not None:
+        return maximum(_reduce("max", np.max, a, axis, keepdims), initial)
     return _reduce("max", np.max, a, axis, keepdims)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    """Minimum over ``axis``."""
+def min(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
+    """Minimum over ``axis`` (and ``initial``, when given, as numpy's)."""
+    if initial is not None:
+        return minimum(_reduce("min", np.min, a, axis, keepdims), initial)
     return _reduce("min", np.min, a, axis, keepdims)
 
 

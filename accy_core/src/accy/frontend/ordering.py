@@ -19,7 +19,7 @@ from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import user_location
 from accy.ir import DType
 
-__all__ = ["argsort", "sort"]
+__all__ = ["argpartition", "argsort", "partition", "sort"]
 
 
 def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
@@ -57,19 +57,50 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
     return wrap(tr, out)
 
 
-def sort(a: Any, axis: int | None = -1) -> Any:
-    """``a`` sorted ascending along ``axis`` (stable).
+def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
+    """``a`` sorted ascending along ``axis`` (stable, whatever ``kind``: numpy's other
+    kinds leave the order of equal keys open, so stable is one of their answers).
 
     Raises:
         UnsupportedError: the sort op is not available (accy_kernels not installed).
     """
+    _no_order(order, "sort")
     return _order("sort", np.sort, a, axis)
 
 
-def argsort(a: Any, axis: int | None = -1) -> Any:
-    """Indices (i32) that sort ``a`` ascending along ``axis`` (stable).
+def argsort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
+    """Indices (i32) that sort ``a`` ascending along ``axis`` (stable, whatever ``kind``).
 
     Raises:
         UnsupportedError: the argsort op is not available (accy_kernels not installed).
     """
+    _no_order(order, "argsort")
     return _order("argsort", np.argsort, a, axis)
+
+
+def partition(a: Any, kth: Any, axis: int | None = -1, kind: Any = None,
+              order: Any = None) -> Any:
+    """``numpy.partition``: the element at ``kth`` where a sort puts it, no larger ones
+    before it and no smaller ones after; accy returns the fully sorted array, which is one
+    of the answers numpy's contract allows."""
+    if trace_of(a) is None:
+        return np.partition(a, kth, axis=axis)
+    _no_order(order, "partition")
+    return sort(a, axis)
+
+
+def argpartition(a: Any, kth: Any, axis: int | None = -1, kind: Any = None,
+                 order: Any = None) -> Any:
+    """``numpy.argpartition``: indices of an arrangement :func:`partition` allows (accy's:
+    those that sort ``a``, i32)."""
+    if trace_of(a) is None:
+        return np.argpartition(a, kth, axis=axis)
+    _no_order(order, "argpartition")
+    return argsort(a, axis)
+
+
+def _no_order(order: Any, what: str) -> None:
+    if order is not None:
+        raise UnsupportedError(f"anp.{what}(order=...) at {user_location()}: accy arrays "
+                               "have no fields", feature=f"{what} order",
+                               alternative=f"anp.{what}(x, axis)")

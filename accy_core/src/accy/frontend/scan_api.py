@@ -135,17 +135,23 @@ def argmin(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
     return _arg(a, axis, keepdims, False)
 
 
-def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:  # noqa: A002
+def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,  # noqa: A002
+              density: bool | None = None) -> Any:
     """``(counts, edges)`` of the flattened ``a`` like ``numpy.histogram``: ``bins`` is an
     int (equal bins over ``range``, default ``(a.min(), a.max())``) or host bin edges; the
-    last bin is closed. Counts are i32 (weights' dtype with ``weights``).
+    last bin is closed. Counts are i32 (weights' dtype with ``weights``); with ``density``
+    the counts divided by their total and the bin widths (float, integrating to 1).
 
     Raises:
         VerifyError: edges that do not increase.
     """
     tr = trace_of(a, weights)
     if tr is None or not isinstance(a, Tracer):
-        return np.histogram(a, bins=bins, range=range, weights=weights)
+        return np.histogram(a, bins=bins, range=range, weights=weights, density=density)
+    if density:
+        counts, e = histogram(a, bins, range, weights)
+        c = astype(counts, e.dtype) if np.dtype(counts.dtype).kind != "f" else counts
+        return c / sum(c) / (e[1:] - e[:-1]), e
     x = ravel(a)
     if not x.accy_dtype.is_float:
         x = astype(x, np.float32)
