@@ -6,7 +6,6 @@ driver the backend still compiles: ``open_compile_only`` returns a backend that 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -40,17 +39,11 @@ def open_compile_only(sm: int = 90) -> Any:
     return CudaBackend(None, sm=sm, unavailable_reason=_probe().reason or "compile-only")
 
 
-@dataclass(frozen=True)
-class CudaDescriptor(BackendDescriptor):
-    """A :class:`BackendDescriptor` that can also open a compile-only backend."""
-
-    open_compile_only: Any = None
-
 
 @hookimpl
 def accy_backends() -> list[Any]:
     """Return the CUDA backend descriptor."""
-    return [CudaDescriptor(
+    return [BackendDescriptor(
         name="cuda", api_version=API_VERSION, probe=_probe, open=_open,
         description="NVIDIA GPUs: PTX from LLVM's NVPTX target, driver through pycuda",
         open_compile_only=open_compile_only,

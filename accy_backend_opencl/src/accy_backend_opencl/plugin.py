@@ -7,7 +7,6 @@ Imports nothing heavy: ``pyopencl`` (and with it the OpenCL ICD loader) is impor
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -60,17 +59,11 @@ def open_compile_only() -> Any:
     return OpenCLBackend(compile_only=True, unavailable_reason=probe().reason or "compile-only")
 
 
-@dataclass(frozen=True)
-class OpenCLDescriptor(BackendDescriptor):
-    """A :class:`BackendDescriptor` that can also open a compile-only backend."""
-
-    open_compile_only: Any = None
-
 
 @hookimpl
 def accy_backends() -> list[Any]:
     """Return the OpenCL backend descriptor."""
-    return [OpenCLDescriptor(
+    return [BackendDescriptor(
         name="opencl", api_version=API_VERSION, probe=probe, open=_open,
         description="OpenCL devices: SPIR-V from LLVM (IL, or SPIR 1.2 through llvm-spirv)",
         open_compile_only=open_compile_only,

@@ -7,7 +7,6 @@ Imports nothing heavy: the ``vulkan`` package (and with it the Vulkan loader) is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import pluggy
@@ -56,18 +55,12 @@ def open_compile_only() -> Any:
     return VulkanCompileOnly(_probe_device().reason or "compile-only")
 
 
-@dataclass(frozen=True)
-class VulkanDescriptor(BackendDescriptor):
-    """A :class:`BackendDescriptor` that can also open a compile-only backend."""
-
-    open_compile_only: Any = None
-
 
 @hookimpl
 def accy_backends() -> list[Any]:
     """Return the Vulkan backend descriptor."""
     return [
-        VulkanDescriptor(
+        BackendDescriptor(
             name="vulkan",
             api_version=1,
             probe=_probe,

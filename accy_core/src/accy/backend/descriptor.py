@@ -40,6 +40,8 @@ class BackendDescriptor:
         open: returns a live :class:`~accy.backend.Backend`; may import heavy modules.
         description: one line for ``accy backends``.
         testing_only: left out of the cross-backend test matrix (e.g. ``"recording"``).
+        open_compile_only: optional; returns a device-less backend that compiles and emits
+            (PTX, SPIR-V) where the device cannot be opened (``accy compile --emit``).
     """
 
     name: str
@@ -48,3 +50,4 @@ class BackendDescriptor:
     open: Callable[[], Backend]
     description: str = ""
     testing_only: bool = False
+    open_compile_only: Callable[[], Backend] | None = None
