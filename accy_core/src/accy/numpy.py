@@ -72,6 +72,7 @@ from accy.frontend.join_api import (
     vstack,
 )
 from accy.frontend.linalg_api import einsum, outer
+from accy.frontend.linalg_namespace import linalg
 from accy.frontend.math_more_api import (
     arccos,
     arccosh,
@@ -111,7 +112,7 @@ from accy.frontend.math_more_api import (
     sinh,
     tan,
 )
-from accy.frontend.matrix_api import diag, diagonal, linalg, trace
+from accy.frontend.matrix_api import diag, diagonal, trace
 from accy.frontend.numpy_api import (
     amax,
     amin,

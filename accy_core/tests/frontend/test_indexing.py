@@ -95,8 +95,6 @@ def test_index_errors(stand_in_ops) -> None:
         accy.jit(lambda x: x[9], backend="reference")(X)
     with pytest.raises(accy.errors.VerifyError, match="too many indices"):
         accy.jit(lambda x: x[0, 0, 0], backend="reference")(X)
-    with pytest.raises(accy.errors.UnsupportedError, match="several integer arrays"):
-        accy.jit(lambda x, i: x[i, i], backend="reference")(X, IDX)
     with pytest.raises(accy.errors.UnsupportedError, match="f32 array.*int32 or int64"):
         accy.jit(lambda x: x[x[:, 0]], backend="reference")(X)
     with pytest.raises(accy.errors.UnsupportedError, match=r"\.at\[\.\.\.\]\.apply"):

@@ -248,8 +248,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     Raises:
         VerifyError: ``xs`` leaves of different lengths, or ``f`` changes the carry.
     """
-    from accy import numpy as anp
     from accy.frontend.dynamic_index import dynamic_getitem
+    from accy.frontend.shape_api import zeros
 
     n = _leading(xs, length)
     tr = current_trace()
@@ -275,7 +275,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         y_tree = flatten(y0, y_leaves, "scan f result")
         specs = [(_shape(y), y.dtype if isinstance(y, Tracer) else np.asarray(y).dtype)
                  for y in y_leaves]
-    ys0 = unflatten(y_tree, [anp.zeros((n, *shape), dtype=dt) for shape, dt in specs])
+    ys0 = unflatten(y_tree, [zeros((n, *shape), dtype=dt) for shape, dt in specs])
 
     def body(k: Any, state: Any) -> Any:
         c, ys = state
@@ -296,7 +296,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     Raises:
         VerifyError: the branches return different structures, dtypes or shapes.
     """
-    from accy import numpy as anp
+    from accy.frontend.numpy_api import where
 
     if not isinstance(pred, Tracer):
         return true_fun(*operands) if bool(np.asarray(pred)) else false_fun(*operands)
@@ -315,5 +315,5 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         if _shape(x) != _shape(y):
             raise VerifyError(f"cond at {user_location()}: branch results #{k} have shapes "
                               f"{list(_shape(x))} and {list(_shape(y))}")
-        out.append(anp.where(pred, x, y))
+        out.append(where(pred, x, y))
     return unflatten(ta, out)

@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
-from accy.frontend import linalg_solve
-from accy.frontend.errors import UnsupportedFunctionError
 from accy.frontend.indexing import take
 from accy.frontend.numpy_api import (
     abs,
@@ -35,7 +33,7 @@ from accy.frontend.shape_api import reshape, transpose
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
-__all__ = ["diag", "diagonal", "linalg", "trace"]
+__all__ = ["diag", "diagonal", "norm", "trace"]
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
@@ -155,29 +153,3 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
                                f"{user_location()} is not supported; use ord None, 1, 2, inf "
                                "or 'fro'", feature=f"norm ord={ord!r}", alternative="ord=None")
     return out
-
-
-class _Linalg:
-    """``accy.numpy.linalg``: ``norm``, ``solve``, ``inv``, ``det``
-    (:mod:`accy.frontend.linalg_solve`); other ``numpy.linalg`` names are refused."""
-
-    norm = staticmethod(norm)
-    solve = staticmethod(linalg_solve.solve)
-    inv = staticmethod(linalg_solve.inv)
-    det = staticmethod(linalg_solve.det)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise UnsupportedFunctionError(
-            f"accy.numpy.linalg.{name}: numpy.linalg.{name} is not supported by accy; "
-            "supported: linalg.norm, solve, inv, det, matmul/einsum, and iterations written with "
-            "accy.lax.while_loop (Jacobi, conjugate gradient, power iteration); or call "
-            "numpy.linalg on the host outside the jitted function",
-            feature=f"numpy.linalg.{name}", alternative="linalg.norm, accy.lax.while_loop")
-
-    def __dir__(self) -> list[str]:
-        return ["det", "inv", "norm", "solve"]
-
-
-linalg = _Linalg()

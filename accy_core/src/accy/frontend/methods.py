@@ -26,6 +26,7 @@ from accy.frontend import (
     intmath_api,
     join_api,
     linalg_api,
+    linalg_namespace,
     math_more_api,
     matrix_api,
     numpy_api,
@@ -49,7 +50,7 @@ _GROUPS = (numpy_api, shape_api, linalg_api, indexing, ordering, grid_api, join_
            intmath_api, pad_api, matrix_api, predicates_api, math_more_api, stats_api,
            array_more_api, rearrange_api)
 NAMES: dict[str, Any] = {n: getattr(m, n) for m in _GROUPS for n in m.__all__}
-NAMES["norm"] = matrix_api.linalg.norm  # numpy.linalg.norm's __name__
+NAMES["norm"] = linalg_namespace.linalg.norm  # numpy.linalg.norm's __name__
 _ACCUMULATE = ("add", "multiply", "maximum", "minimum")
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
            "logical_and": "all", "logical_or": "any"}
@@ -182,7 +183,7 @@ def _array_function(self: Tracer, func: Any, types: Any, args: Any, kwargs: Any)
     fn = NAMES.get(func.__name__)
     module = getattr(func, "__module__", "") or ""
     if fn is None and module.startswith("numpy.linalg"):  # refusal with linalg alternatives
-        fn = getattr(matrix_api.linalg, func.__name__)
+        fn = getattr(linalg_namespace.linalg, func.__name__)
     if fn is None and module.startswith("numpy.fft"):
         raise UnsupportedFunctionError(
             f"numpy.fft.{func.__name__} on a traced array at {user_location()} is not "
