@@ -12,29 +12,17 @@ import pytest
 
 from tests.programs.real import cases_more as cases
 from tests.programs.real import programs_more as programs
-
-
-def _leaves(x) -> tuple:
-    return tuple(x) if isinstance(x, tuple) else (x,)
+from tests.programs.real.checks import check_results, leaves
 
 
 def _run(name: str, backend: str) -> None:
     fn = getattr(programs, name)
     host_args = cases.inputs(name)
-    want = _leaves(fn(*host_args))
+    want = leaves(fn(*host_args))
     args = cases.inputs(name)
-    got = _leaves(accy.jit(fn, backend=backend)(*args))
-    assert len(got) == len(want)
-    dtypes = cases.ACCY_DTYPES.get(name, tuple(str(np.asarray(w).dtype) for w in want))
+    got = leaves(accy.jit(fn, backend=backend)(*args))
+    check_results(cases, name, got, want)
     tol = cases.TOL.get(name, cases.TOL["default"])
-    for k, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, f"result {k}: shape {g.shape} != numpy's {w.shape}"
-        assert str(g.dtype) == dt, f"result {k}: dtype {g.dtype} != {dt}"
-        if np.dtype(w.dtype).kind in "iub":
-            np.testing.assert_array_equal(g, w.astype(g.dtype))
-        else:
-            np.testing.assert_allclose(g, w.astype(g.dtype), rtol=tol, atol=tol)
     for a, h in zip(args, host_args, strict=True):  # written arguments come back as numpy's
         if isinstance(a, np.ndarray):
             np.testing.assert_allclose(a, h, rtol=tol, atol=tol)

@@ -10,34 +10,15 @@ import pytest
 from accy.errors import CapabilityError
 
 from tests.programs.real import cases, programs
-
-
-def _leaves(x) -> tuple:
-    return tuple(x) if isinstance(x, tuple) else (x,)
+from tests.programs.real.checks import check_results, leaves
 
 
 def _want(name: str, args: tuple) -> tuple:
     fn = getattr(programs, name)
     if name in cases.REFERENCE_ONLY:
-        return _leaves(accy.jit(fn, backend="reference",
+        return leaves(accy.jit(fn, backend="reference",
                                 static_argnums=cases.STATIC.get(name, ()))(*args))
-    return _leaves(fn(*args))
-
-
-def _check(name: str, got: tuple, want: tuple) -> None:
-    assert len(got) == len(want)
-    dtypes = cases.ACCY_DTYPES.get(name, tuple(str(np.asarray(w).dtype) for w in want))
-    tol = cases.TOL.get(name, cases.TOL["default"])
-    for k, (g, w, dt) in enumerate(zip(got, want, dtypes, strict=True)):
-        g, w = np.asarray(g), np.asarray(w)
-        assert g.shape == w.shape, f"result {k}: shape {g.shape} != numpy's {w.shape}"
-        assert str(g.dtype) == dt, f"result {k}: dtype {g.dtype} != {dt}"
-        if name in cases.COUNTS and k == len(got) - 1:
-            assert abs(int(g) - int(w)) <= cases.COUNTS[name], (int(g), int(w))
-        elif w.dtype.kind in "iub":
-            np.testing.assert_array_equal(g, w.astype(g.dtype))
-        else:
-            np.testing.assert_allclose(g, w.astype(g.dtype), rtol=tol, atol=tol)
+    return leaves(fn(*args))
 
 
 @pytest.mark.parametrize("name", cases.NAMES)
@@ -47,10 +28,10 @@ def test_real_program_equals_numpy(name: str, backend: str) -> None:
                   static_argnums=cases.STATIC.get(name, ()))
     args = cases.inputs(name)
     try:
-        got = _leaves(fn(*args))
+        got = leaves(fn(*args))
     except CapabilityError as e:  # complex128 needs f64 on the device
         pytest.skip(f"{backend} cannot run {name}: {e}")
-    _check(name, got, want)
+    check_results(cases, name, got, want)
     if name == "mc_pi":
         assert abs(float(got[0]) - np.pi) < 0.2
     for a, fresh in zip(args, cases.inputs(name), strict=True):  # arguments written back
