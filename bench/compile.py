@@ -173,6 +173,27 @@ def _fastest(runs: list[dict]) -> dict:
     return best
 
 
+TEST_PLUGINS = ("accy-example-family", "accy-broken-plugin")
+"""The test-only plugins under ``tests/plugins/``: the root conftest registers them for a
+test run; a user's install (``scripts/setup.sh``, the wheels) has none of them."""
+
+
+def installed_test_plugins() -> list[str]:
+    """Return the test-only plugin distributions installed in this interpreter (a stale
+    development venv): a warm first call would import them, so the figure would not be a
+    user's."""
+    import importlib.metadata
+
+    found = []
+    for name in TEST_PLUGINS:
+        try:
+            importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        found.append(name)
+    return found
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated cases")
@@ -222,6 +243,11 @@ def main() -> None:
         if name in ("cold", "warm") and numba_s:
             notes += f" accy/numba-first={r['s'] / numba_s:.2f}"
         print(f"{name:<12} {r['s']:9.4f} {r['cpu']:7.3f}  {notes}")
+    stale = installed_test_plugins()
+    if stale:
+        print(f"warning: test-only plugins installed here ({', '.join(stale)}): every first "
+              "call imports them, a user's does not; `pip uninstall` them or rerun "
+              "scripts/setup.sh before taking figures")
 
 
 if __name__ == "__main__":
