@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,20 @@ def test_defaults():
     assert config.opencl_device() is None
     assert config.codegen_in_process() is False
     assert config.codegen_workers() == min(os.cpu_count() or 1, 4)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the platformdirs-free default is Linux's")
+@pytest.mark.parametrize("xdg", [None, "/somewhere/xdg-cache", "relative/ignored"])
+def test_default_cache_dir_is_platformdirs_answer_without_importing_it(monkeypatch, xdg):
+    platformdirs = pytest.importorskip("platformdirs")
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert config.cache_dir_str() == os.path.normpath(platformdirs.user_cache_dir("accy"))
+    assert config.cache_dir() == Path(config.cache_dir_str())
+    assert config.artifact_cache_dir() == Path(config.artifact_cache_dir_str())
+    assert config.tuning_cache_path() == Path(config.tuning_cache_path_str())
 
 
 def test_values_are_read_at_call_time(monkeypatch, tmp_path):

@@ -20,7 +20,6 @@ import json
 import os
 import sys
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from accy.hashing import sha256
@@ -63,14 +62,14 @@ def host_key() -> str | None:
     spec = importlib.util.find_spec("llvmlite")
     if spec is None or not spec.submodule_search_locations:
         return None
-    binding = Path(next(iter(spec.submodule_search_locations))) / "binding"
+    binding = os.path.join(next(iter(spec.submodule_search_locations)), "binding")
     libs = []
     try:
         for e in sorted(os.scandir(binding), key=lambda e: e.name):
             if e.name.startswith("libllvmlite") or e.name.endswith((".so", ".dylib", ".dll")):
                 st = e.stat()
                 libs.append(f"{e.name}:{st.st_size}:{st.st_mtime_ns}")
-        st = os.stat(binding.parent / "_version.py")
+        st = os.stat(os.path.join(os.path.dirname(binding), "_version.py"))
         libs.append(f"_version.py:{st.st_size}:{st.st_mtime_ns}")
     except OSError:
         return None
@@ -79,12 +78,12 @@ def host_key() -> str | None:
     return sha256(text).hexdigest()
 
 
-def _path() -> Path | None:
+def _path() -> str | None:
     from accy import config
 
     if config.disk_cache_disabled():
         return None
-    return config.cache_dir() / "cpu" / "host.json"
+    return os.path.join(config.cache_dir_str(), "cpu", "host.json")
 
 
 def cached_host() -> HostInfo | None:
@@ -96,7 +95,7 @@ def cached_host() -> HostInfo | None:
     path, key = _path(), host_key()
     if path is None or key is None:
         return None
-    if cache_files.chain_problem(path.parent, config.cache_dir()) is not None:
+    if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is not None:
         return None
     try:
         entry: Any = json.loads(cache_files.read_cache_file(path)).get("hosts", {}).get(key)
@@ -121,8 +120,8 @@ def store_host(info: HostInfo) -> None:
     triple, cpu, features, version = info
     entry = {"triple": triple, "cpu": cpu, "features": features, "llvm_version": list(version)}
     try:
-        cache_files.ensure_directory(path.parent)
-        if cache_files.chain_problem(path.parent, config.cache_dir()) is not None:
+        cache_files.ensure_directory_str(os.path.dirname(path))
+        if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is not None:
             return
         try:
             hosts = json.loads(cache_files.read_cache_file(path)).get("hosts")

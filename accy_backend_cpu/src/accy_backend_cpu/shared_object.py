@@ -28,9 +28,12 @@ import contextlib
 import ctypes
 import os
 import threading
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accy.hashing import sha256
+
+if TYPE_CHECKING:  # strings inside (a warm start imports no pathlib); Paths where returned
+    from pathlib import Path
 
 __all__ = ["SUFFIX", "library_directory", "link", "linker_commands", "load_library"]
 
@@ -66,15 +69,22 @@ def linker_commands() -> list[list[str]]:
 def library_directory() -> Path:
     """Where shared objects are materialised: the artifact cache directory when the disk
     cache is enabled and trusted, else a private temporary directory (removed at exit)."""
+    from pathlib import Path
+
+    return Path(_library_directory())
+
+
+def _library_directory() -> str:
     from accy.runtime.artifact_cache import ArtifactCache
-    from accy.runtime.cache_files import ensure_directory
+    from accy.runtime.cache_files import ensure_directory_str
 
     cache = ArtifactCache()
-    if cache.directory is not None:
+    directory = cache.directory_str
+    if directory is not None:
         try:
-            ensure_directory(cache.directory)
+            ensure_directory_str(directory)
             if cache.trusted():
-                return cache.directory
+                return directory
         except OSError:
             pass
     import shutil
@@ -84,24 +94,24 @@ def library_directory() -> Path:
         if not _PRIVATE:
             path = tempfile.mkdtemp(prefix="accy-cpu-so-")
             atexit.register(shutil.rmtree, path, True)
-            _PRIVATE.append(path)
-        return Path(_PRIVATE[0])
+            _PRIVATE.append(os.path.normpath(path))
+        return _PRIVATE[0]
 
 
-def _materialise(data: bytes, directory: Path) -> tuple[Path, bool]:
+def _materialise(data: bytes, directory: str) -> tuple[str, bool]:
     """The checked file of ``data`` in ``directory``, and whether it was (re)written."""
     from accy.runtime import cache_files
 
     digest = sha256(data).hexdigest()
-    path = directory / f"{digest}{SUFFIX}"
+    path = os.path.join(directory, f"{digest}{SUFFIX}")
     try:
         present = cache_files.read_cache_file(path)
     except OSError:  # missing, unreadable, a link, another user's or group-writable
         present = None
     if present is None or sha256(present).hexdigest() != digest:
-        if present is not None or path.is_symlink():
+        if present is not None or os.path.islink(path):
             with contextlib.suppress(OSError):
-                path.unlink()
+                os.unlink(path)
         cache_files.write_cache_file(path, data)
         return path, True
     with contextlib.suppress(OSError):  # a use refreshes it for the LRU size cap
@@ -109,7 +119,7 @@ def _materialise(data: bytes, directory: Path) -> tuple[Path, bool]:
     return path, False
 
 
-def load_library(data: bytes, directory: Path | None = None) -> ctypes.CDLL:
+def load_library(data: bytes, directory: str | os.PathLike[str] | None = None) -> ctypes.CDLL:
     """Load the shared object ``data`` (checked as above) and return its handle.
 
     Raises:
@@ -117,11 +127,12 @@ def load_library(data: bytes, directory: Path | None = None) -> ctypes.CDLL:
             machine, or an unresolved symbol).
     """
     from accy.runtime.artifact_cache import ArtifactCache
+    from accy.runtime.cache_files import clean_path
 
-    directory = directory if directory is not None else library_directory()
+    directory = clean_path(directory) if directory is not None else _library_directory()
     path, written = _materialise(data, directory)
-    library = ctypes.CDLL(str(path))
-    if written and directory not in (Path(p) for p in _PRIVATE):
+    library = ctypes.CDLL(path)
+    if written and directory not in _PRIVATE:
         ArtifactCache(directory).materialised(len(data))  # may evict: the mapping stays
     return library
 

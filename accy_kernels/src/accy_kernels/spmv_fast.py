@@ -101,7 +101,7 @@ def _read_token() -> tuple:
     if path is None:
         from accy import config
 
-        path = _paths[env] = str(config.tuning_cache_path())
+        path = _paths[env] = config.tuning_cache_path_str()
     try:
         st = _stat(path)
         return env, st.st_mtime_ns, st.st_size

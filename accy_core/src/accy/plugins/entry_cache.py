@@ -25,10 +25,12 @@ import importlib
 import json
 import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accy.hashing import sha256
+
+if TYPE_CHECKING:  # only cache_path() returns a Path: the warm path imports no pathlib
+    from pathlib import Path
 
 __all__ = ["CachedEntryPoint", "cache_path", "entry_points", "installation_state"]
 
@@ -110,9 +112,15 @@ def installation_state() -> str:
 
 def cache_path() -> Path:
     """Return the cache file, ``accy.config.cache_dir()/plugins/entry-points.json``."""
+    from pathlib import Path
+
+    return Path(_cache_file())
+
+
+def _cache_file() -> str:
     from accy import config
 
-    return config.cache_dir() / "plugins" / "entry-points.json"
+    return os.path.join(config.cache_dir_str(), "plugins", "entry-points.json")
 
 
 def _scan(group: str) -> list[CachedEntryPoint]:
@@ -123,10 +131,10 @@ def _scan(group: str) -> list[CachedEntryPoint]:
             for ep in importlib.metadata.entry_points(group=group)]
 
 
-def _read(path: Path, root: Path) -> dict[str, Any] | None:
+def _read(path: str, root: str) -> dict[str, Any] | None:
     from accy.runtime import cache_files
 
-    if cache_files.chain_problem(path.parent, root) is not None:
+    if cache_files.chain_problem(os.path.dirname(path), root) is not None:
         return None
     try:
         table = json.loads(cache_files.read_cache_file(path))
@@ -135,12 +143,12 @@ def _read(path: Path, root: Path) -> dict[str, Any] | None:
     return table if isinstance(table, dict) else None
 
 
-def _write(path: Path, root: Path, table: dict[str, Any]) -> None:
+def _write(path: str, root: str, table: dict[str, Any]) -> None:
     from accy.runtime import cache_files
 
     try:
-        cache_files.ensure_directory(path.parent)
-        if cache_files.chain_problem(path.parent, root) is None:
+        cache_files.ensure_directory_str(os.path.dirname(path))
+        if cache_files.chain_problem(os.path.dirname(path), root) is None:
             cache_files.write_cache_file(path, json.dumps(table, sort_keys=True).encode())
     except OSError:  # an unwritable cache only costs the next start a scan
         pass
@@ -156,8 +164,8 @@ def entry_points(group: str) -> list[CachedEntryPoint]:
 
     if config.disk_cache_disabled():
         return _scan(group)
-    root = config.cache_dir()
-    path = cache_path()
+    root = config.cache_dir_str()
+    path = _cache_file()
     state = installation_state()
     table = _read(path, root) or {}
     states = table.get("states") if table.get("format") == _FORMAT else None

@@ -35,13 +35,15 @@ import os
 import struct
 import threading
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accy.backend import Artifact
 from accy.hashing import sha256
 from accy.records import record
 from accy.runtime import cache_files
+
+if TYPE_CHECKING:  # paths are strings inside; the public ones become a Path when asked for,
+    from pathlib import Path  # so a warm start imports no pathlib
 
 __all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "MATERIALISED_SUFFIXES", "ArtifactCache",
            "CacheUsage", "default_cache_directory"]
@@ -87,6 +89,14 @@ def default_cache_directory() -> Path | None:
     return config.artifact_cache_dir()
 
 
+def _default_directory_str() -> str | None:
+    from accy import config
+
+    if config.disk_cache_disabled():
+        return None
+    return config.artifact_cache_dir_str()
+
+
 class ArtifactCache:
     """A directory of artifacts keyed by strings (e.g. kernel + target fingerprints).
 
@@ -96,6 +106,7 @@ class ArtifactCache:
         max_bytes: size cap in bytes (0 = none); ``None`` = ``ACCY_CACHE_MAX_BYTES``.
 
     Attributes:
+        directory: the entry directory as a ``pathlib.Path`` (``None``: disabled).
         hits, misses, corrupt: counters since construction (``corrupt`` entries also count
             as misses).
     """
@@ -105,26 +116,40 @@ class ArtifactCache:
         from accy import config
 
         if directory is None:
-            self.directory = default_cache_directory()
-            self._root = config.cache_dir() if self.directory is not None else None
+            self._dir = _default_directory_str()
+            self._root = config.cache_dir_str() if self._dir is not None else None
         else:
-            self.directory = Path(directory)
-            self._root = self.directory
+            self._dir = cache_files.clean_path(directory)
+            self._root = self._dir
         self.max_bytes = config.cache_max_bytes() if max_bytes is None else max_bytes
         self.hits = 0
         self.misses = 0
         self.corrupt = 0
 
     @property
+    def directory(self) -> Path | None:
+        """The entry directory (``None``: the cache is disabled)."""
+        if self._dir is None:
+            return None
+        from pathlib import Path
+
+        return Path(self._dir)
+
+    @property
+    def directory_str(self) -> str | None:
+        """:attr:`directory` as a normalised string (no pathlib import)."""
+        return self._dir
+
+    @property
     def enabled(self) -> bool:
         """Whether the cache reads and writes files."""
-        return self.directory is not None
+        return self._dir is not None
 
     def trusted(self) -> bool:
         """Whether the directory may be used (one ``CacheWarning`` when it may not)."""
-        if self.directory is None:
+        if self._dir is None:
             return False
-        return cache_files.check_directory(self.directory, self._root, "artifact cache")
+        return cache_files.check_directory(self._dir, self._root, "artifact cache")
 
     def path_for(self, key: str) -> Path:
         """Return the entry file for ``key``.
@@ -132,17 +157,22 @@ class ArtifactCache:
         Raises:
             RuntimeError: the cache is disabled.
         """
-        if self.directory is None:
+        from pathlib import Path
+
+        return Path(self._file_for(key))
+
+    def _file_for(self, key: str) -> str:
+        if self._dir is None:
             raise RuntimeError("artifact cache is disabled (ACCY_DISABLE_DISK_CACHE)")
-        return self.directory / (sha256(key.encode()).hexdigest() + ENTRY_SUFFIX)
+        return os.path.join(self._dir, sha256(key.encode()).hexdigest() + ENTRY_SUFFIX)
 
     def load(self, key: str) -> Any | None:
         """Return the artifact stored under ``key``, or ``None`` (miss, disabled, refused
         directory, or an untrusted entry: that one is deleted with a ``CacheWarning``)."""
-        if self.directory is None or not self.trusted():
+        if self._dir is None or not self.trusted():
             self.misses += 1
             return None
-        path = self.path_for(key)
+        path = self._file_for(key)
         try:
             blob = cache_files.read_cache_file(path)
             artifact = self._decode(blob, key)
@@ -166,17 +196,17 @@ class ArtifactCache:
     def discard(self, key: str, why: str) -> None:
         """Delete the entry of ``key``, which its reader could not use (one ``CacheWarning``
         saying ``why``, counted as corrupt); no-op when the cache is disabled."""
-        if self.directory is not None:
+        if self._dir is not None:
             self.hits -= 1
-            self._drop(self.path_for(key), why)
+            self._drop(self._file_for(key), why)
 
-    def _drop(self, path: Path, why: str) -> None:
+    def _drop(self, path: str, why: str) -> None:
         self.corrupt += 1
         self.misses += 1
         cache_files.warn_once(path, "corrupt", f"artifact cache entry {str(path)!r} {why}; "
                               "it is deleted and rebuilt", cache_files.file_token(path))
         with contextlib.suppress(OSError):
-            path.unlink()
+            os.unlink(path)
 
     def store(self, key: str, artifact: Any) -> None:
         """Write ``artifact`` under ``key`` atomically, then enforce the size cap (no-op when
@@ -186,20 +216,20 @@ class ArtifactCache:
         ``CacheWarning`` (a ``RuntimeWarning``) per process instead of an error: the cache is
         an optimisation.
         """
-        if self.directory is None:
+        if self._dir is None:
             return
         try:
             blob = self._encode(key, artifact)
             if self.max_bytes and len(blob) > self.max_bytes:
                 return
-            cache_files.ensure_directory(self.directory)
+            cache_files.ensure_directory_str(self._dir)
             if not self.trusted():
                 return
-            cache_files.write_cache_file(self.path_for(key), blob)
+            cache_files.write_cache_file(self._file_for(key), blob)
         except OSError as e:  # read-only or misconfigured cache: compiling still works
             cache_files.warn_once(
-                self.directory, "unwritable",
-                f"artifact cache {str(self.directory)!r} is not writable ({e.strerror or e}); "
+                self._dir, "unwritable",
+                f"artifact cache {self._dir!r} is not writable ({e.strerror or e}); "
                 "artifacts are not cached on disk; point ACCY_CACHE_DIR at a writable directory")
             return
         if self.max_bytes:
@@ -208,11 +238,11 @@ class ArtifactCache:
     def materialised(self, nbytes: int) -> None:
         """Count a file of ``nbytes`` that a backend wrote into the directory (one of
         ``MATERIALISED_SUFFIXES``) towards the size cap, evicting as :meth:`store` does."""
-        if self.directory is not None and self.max_bytes:
+        if self._dir is not None and self.max_bytes:
             self._enforce_cap(nbytes)
 
     def _enforce_cap(self, added: int) -> None:
-        key, now = str(self.directory), time.monotonic()
+        key, now = str(self._dir), time.monotonic()
         with _USAGE_LOCK:
             estimate, scanned = _USAGE.get(key, (-1, 0.0))
             if 0 <= estimate and estimate + added <= self.max_bytes and now - scanned < _RESCAN_S:

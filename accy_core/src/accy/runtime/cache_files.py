@@ -23,17 +23,22 @@ import os
 import stat
 import threading
 import warnings
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from accy.errors import CacheWarning
+
+if TYPE_CHECKING:  # paths are handled as strings (os.path): a warm start imports no pathlib
+    from pathlib import Path
 
 __all__ = [
     "UnsafeCacheFile",
     "chain_problem",
     "check_directory",
+    "clean_path",
     "current_uid",
     "directory_problem",
     "ensure_directory",
+    "ensure_directory_str",
     "file_token",
     "forget_warnings",
     "owner_is_trusted",
@@ -93,12 +98,29 @@ def directory_problem(path: str | os.PathLike[str]) -> str | None:
     return _mode_problem(st, "directory")
 
 
-def _chain(leaf: Path, root: Path | None) -> list[Path]:
-    """``leaf`` and its parents up to ``root`` (only ``leaf`` when it is not under root)."""
+def clean_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a normalised string (``""`` is ``"."``, as for ``pathlib.Path``)."""
+    text = os.fspath(path)
+    return os.path.normpath(text) if text else "."
+
+
+def _parent(path: str) -> str:
+    """The parent of the normalised ``path`` (``"/"`` and ``"."`` are their own)."""
+    return os.path.dirname(path) or ("." if path not in ("", ".") else path)
+
+
+def _chain(leaf: str, root: str | None) -> list[str]:
+    """``leaf`` and its parents up to ``root`` (only ``leaf`` when it is not under root);
+    both normalised."""
     out = [leaf]
-    if root is None or root == leaf or root not in leaf.parents:
+    parents = []
+    probe = leaf
+    while (parent := _parent(probe)) != probe:
+        parents.append(parent)
+        probe = parent
+    if root is None or root == leaf or root not in parents:
         return out
-    for parent in leaf.parents:
+    for parent in parents:
         out.append(parent)
         if parent == root:
             break
@@ -109,10 +131,12 @@ def chain_problem(leaf: str | os.PathLike[str],
                   root: str | os.PathLike[str] | None) -> tuple[Path, str] | None:
     """The first of ``leaf`` and its parents up to ``root`` that may not hold a cache, with
     why, or ``None`` (all fine). Issues no warning."""
-    for directory in _chain(Path(leaf), Path(root) if root is not None else None):
+    for directory in _chain(clean_path(leaf), clean_path(root) if root is not None else None):
         problem = directory_problem(directory)
         if problem is not None:
-            return directory, problem
+            from pathlib import Path
+
+            return Path(directory), problem
     return None
 
 
@@ -141,23 +165,36 @@ def check_directory(leaf: str | os.PathLike[str], root: str | os.PathLike[str] |
 
 
 def ensure_directory(leaf: str | os.PathLike[str]) -> Path:
-    """Create ``leaf`` and any missing parents with mode 0700; return it.
+    """Create ``leaf`` and any missing parents with mode 0700; return it (a ``Path``).
 
     Raises:
         OSError: a level cannot be created (read-only, a file in the way).
     """
-    path = Path(leaf)
+    from pathlib import Path
+
+    return Path(ensure_directory_str(leaf))
+
+
+def ensure_directory_str(leaf: str | os.PathLike[str]) -> str:
+    """:func:`ensure_directory` on strings (no pathlib import); returns the normalised
+    ``leaf``.
+
+    Raises:
+        OSError: a level cannot be created (read-only, a file in the way).
+    """
+    path = clean_path(leaf)
     missing = []
     probe = path
-    while not probe.exists():
+    while not os.path.exists(probe):
         missing.append(probe)
-        if probe.parent == probe:
+        parent = _parent(probe)
+        if parent == probe:
             break
-        probe = probe.parent
+        probe = parent
     for directory in reversed(missing):
         with contextlib.suppress(FileExistsError):  # another process was faster
             os.mkdir(directory, 0o700)
-    if not path.is_dir():
+    if not os.path.isdir(path):
         raise NotADirectoryError(f"{path} is not a directory")
     return path
 
@@ -197,11 +234,11 @@ def write_cache_file(path: str | os.PathLike[str], data: bytes, fsync: bool = Fa
     Raises:
         OSError: the directory or file cannot be written; no temporary file is left.
     """
-    target = Path(path)
-    ensure_directory(target.parent)
+    target = clean_path(path)
+    directory = ensure_directory_str(_parent(target))
     import tempfile  # (with shutil and random) only when writing: a warm start only reads
 
-    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{target.name}.", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{os.path.basename(target)}.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod"):

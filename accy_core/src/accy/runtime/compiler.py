@@ -7,6 +7,7 @@ version); a corrupt disk entry is discarded and rebuilt.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -164,7 +165,7 @@ def _tuning_token() -> tuple[int, int]:
     from accy import config
 
     try:
-        st = config.tuning_cache_path().stat()
+        st = os.stat(config.tuning_cache_path_str())
     except OSError:
         return (0, 0)
     return (st.st_mtime_ns, st.st_size)

@@ -26,7 +26,6 @@ import os
 import pickle
 import sys
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from accy.backend import Artifact
@@ -66,7 +65,7 @@ def source_fingerprint(*modules: str) -> str:
         mod = sys.modules.get(name.split(".")[0])
         file = getattr(mod, "__file__", None)
         if file:
-            roots.append(str(Path(file).parent))
+            roots.append(os.path.dirname(file))
     return sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
                           ).hexdigest()
 
