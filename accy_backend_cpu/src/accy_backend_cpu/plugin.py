@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import pluggy
-
-hookimpl = pluggy.HookimplMarker("accy")
+from accy.plugins.fast_backend import mark_hookimpl as hookimpl
 
 
 def _probe() -> Any:

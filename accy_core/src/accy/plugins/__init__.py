@@ -16,12 +16,13 @@ Example::
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from accy.backend import Backend, BackendDescriptor
 from accy.errors import AccyError, BackendError, BackendUnavailable, PluginError, known_names
-from accy.plugins.hookspecs import hookimpl, hookspec
-from accy.plugins.manager import ENTRY_POINT_GROUP, PluginManager
+
+if TYPE_CHECKING:  # pluggy (through these) only when a full discovery runs: see __getattr__
+    from accy.plugins.manager import PluginManager
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -51,11 +52,28 @@ _BACKEND_MEMBERS = (
 )
 
 
+def __getattr__(name: str) -> Any:
+    """``hookimpl``, ``hookspec``, ``PluginManager`` and ``ENTRY_POINT_GROUP``, imported on
+    first use: opening one recorded backend (:mod:`accy.plugins.fast_backend`) needs no
+    pluggy."""
+    if name in ("hookimpl", "hookspec"):
+        from accy.plugins import hookspecs
+
+        return getattr(hookspecs, name)
+    if name in ("PluginManager", "ENTRY_POINT_GROUP"):
+        from accy.plugins import manager
+
+        return getattr(manager, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def get_plugin_manager() -> PluginManager:
     """Return the process-wide :class:`PluginManager`, loading plugins on first call."""
     global _manager
     with _LOCK:
         if _manager is None:
+            from accy.plugins.manager import PluginManager
+
             _manager = PluginManager()
         return _manager
 
@@ -109,7 +127,10 @@ def probe_backend(name: str) -> tuple[bool, str]:
     Raises:
         BackendUnavailable: no plugin provides ``name``.
     """
-    desc = _descriptor(name)
+    return _probe(_descriptor(name))
+
+
+def _probe(desc: BackendDescriptor) -> tuple[bool, str]:
     try:
         result = desc.probe()
     except Exception as e:  # noqa: BLE001  (a probe must not break discovery)
@@ -131,8 +152,10 @@ def open_backend(name: str) -> Backend:
         backend = _open.get(name)
         if backend is not None:
             return backend
-        desc = _descriptor(name)
-        available, reason = probe_backend(name)
+        desc = _recorded_descriptor(name) if _manager is None else None
+        if desc is None:
+            desc = _descriptor(name)
+        available, reason = _probe(desc)
         if not available:
             raise BackendUnavailable(f"backend '{name}' is unavailable: {reason}",
                                      backend=name, reason=reason)
@@ -163,6 +186,18 @@ def reset_for_tests(manager: PluginManager | None = None) -> None:
     with _LOCK:
         _manager = manager
         _open.clear()
+
+
+def _recorded_descriptor(name: str) -> BackendDescriptor | None:
+    """Backend ``name`` from the one plugin the recorded table names (no pluggy, no other
+    plugin imported), or ``None``: then the full discovery answers."""
+    from accy import config
+
+    if config.plugin_autoload_disabled():
+        return None
+    from accy.plugins import fast_backend
+
+    return fast_backend.descriptor(name)
 
 
 def _descriptor(name: str) -> BackendDescriptor:

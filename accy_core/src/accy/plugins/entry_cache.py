@@ -32,7 +32,8 @@ from accy.hashing import sha256
 if TYPE_CHECKING:  # only cache_path() returns a Path: the warm path imports no pathlib
     from pathlib import Path
 
-__all__ = ["CachedEntryPoint", "cache_path", "entry_points", "installation_state"]
+__all__ = ["CachedEntryPoint", "cache_path", "entry_points", "entry_points_and_backends",
+           "installation_state", "store_backends"]
 
 _FORMAT = 2
 _KEEP_STATES = 8  # installations remembered in one table (virtual environments sharing it)
@@ -160,10 +161,17 @@ def entry_points(group: str) -> list[CachedEntryPoint]:
     From the cache file when it was written for the present :func:`installation_state`,
     else from ``importlib.metadata.entry_points(group=group)`` (and the file is updated).
     """
+    return entry_points_and_backends(group)[0]
+
+
+def entry_points_and_backends(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
+    """:func:`entry_points`, with the backend table that :func:`store_backends` recorded
+    for the same installation state (backend name -> the entry point's name that provides
+    it; empty when none was recorded), from one read of the cache file."""
     from accy import config
 
     if config.disk_cache_disabled():
-        return _scan(group)
+        return _scan(group), {}
     root = config.cache_dir_str()
     path = _cache_file()
     state = installation_state()
@@ -174,11 +182,18 @@ def entry_points(group: str) -> list[CachedEntryPoint]:
     rows = groups.get(group) if isinstance(groups, dict) else None
     if isinstance(rows, list):
         try:
-            return [CachedEntryPoint(str(n), str(v), group, str(d)) for n, v, d in rows]
+            found = [CachedEntryPoint(str(n), str(v), group, str(d)) for n, v, d in rows]
         except (TypeError, ValueError):
             pass  # malformed: rescan below
+        else:
+            backends = groups.get(_backends_key(group))
+            if not isinstance(backends, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in backends.items()):
+                backends = {}
+            return found, backends
     found = _scan(group)
     groups = dict(groups) if isinstance(groups, dict) else {}
+    groups.pop(_backends_key(group), None)  # recorded from the rows being replaced
     groups[group] = [[ep.name, ep.value, ep.dist.name] for ep in found]
     # several installations (virtual environments) may share one cache directory: keep the
     # latest few, this one last
@@ -186,4 +201,32 @@ def entry_points(group: str) -> list[CachedEntryPoint]:
     states[state] = groups
     kept = dict(list(states.items())[-_KEEP_STATES:])
     _write(path, root, {"format": _FORMAT, "states": kept})
-    return found
+    return found, {}
+
+
+def _backends_key(group: str) -> str:
+    return f"{group}:backends"
+
+
+def store_backends(group: str, providers: dict[str, str]) -> None:
+    """Record which entry point of ``group`` provides each backend (name -> entry-point
+    name), as a full discovery of the installed plugins found them, for the present
+    installation state; a no-op when the cache is disabled or has no table for this state
+    (the next :func:`entry_points` writes one). Installing or removing a distribution
+    changes the state, so a recorded table never outlives the plugins it describes."""
+    from accy import config
+
+    if config.disk_cache_disabled():
+        return
+    root = config.cache_dir_str()
+    path = _cache_file()
+    state = installation_state()
+    table = _read(path, root) or {}
+    states = table.get("states") if table.get("format") == _FORMAT else None
+    groups = states.get(state) if isinstance(states, dict) else None
+    if not isinstance(groups, dict) or not isinstance(groups.get(group), list):
+        return
+    if groups.get(_backends_key(group)) == providers:
+        return
+    groups[_backends_key(group)] = dict(providers)
+    _write(path, root, table)

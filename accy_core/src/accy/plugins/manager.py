@@ -95,6 +95,9 @@ class PluginManager:
         self.register(builtin, "builtin", _CORE_DIST)
         if autoload is None:
             autoload = not config.plugin_autoload_disabled()
+        # the installed plugins, all of them: what backends() finds may be recorded for
+        # accy.plugins.fast_backend
+        self._installed = bool(autoload) and entry_points is None
         if autoload or entry_points is not None:
             if entry_points is None:
                 entry_points = entry_cache.entry_points(ENTRY_POINT_GROUP)
@@ -208,6 +211,8 @@ class PluginManager:
                 found[desc.name] = desc
                 owner[desc.name] = plugin
         self._backends = found
+        if self._installed and not self.failures and not self._duplicates:
+            entry_cache.store_backends(ENTRY_POINT_GROUP, owner)
         return found
 
     def duplicate(self, name: str) -> PluginError | None:

@@ -59,11 +59,21 @@ def _tree_fingerprint(root: str) -> str:
 
 def source_fingerprint(*modules: str) -> str:
     """A digest of the path, size and modification time of every ``.py`` file of ``accy``
-    and of the named top-level packages that are imported (computed once per process)."""
+    and of the named top-level packages that are installed (imported or not: a process that
+    opened its backend without a full plugin discovery has not imported ``accy_kernels``,
+    and must find the entry a discovering process stored; computed once per process)."""
     roots = []
     for name in ("accy", *modules):
-        mod = sys.modules.get(name.split(".")[0])
-        file = getattr(mod, "__file__", None)
+        top = name.split(".")[0]
+        file = getattr(sys.modules.get(top), "__file__", None)
+        if file is None and top not in sys.modules:
+            import importlib.util
+
+            try:
+                spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
+            except (ImportError, ValueError):
+                spec = None
+            file = spec.origin if spec is not None and spec.has_location else None
         if file:
             roots.append(os.path.dirname(file))
     return sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
