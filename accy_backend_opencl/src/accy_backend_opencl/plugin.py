@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pluggy
 from accy.backend import API_VERSION, BackendDescriptor, ProbeResult
-
-hookimpl = pluggy.HookimplMarker("accy")
+from accy.plugins.fast_backend import mark_hookimpl as hookimpl
 
 _PROBE: list[ProbeResult] = []
 
