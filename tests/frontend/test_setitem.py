@@ -340,3 +340,36 @@ def test_random_augmented_assignments_cpu(case) -> None:
 
     ix = index.astype(np.float32) if kind == "mask" else index
     assert_close(accy.jit(f, backend="cpu")(x, np.asarray(v), ix), want)
+
+
+@pytest.mark.parametrize("backend", ["reference", "cpu"])
+@pytest.mark.parametrize("index", [
+    (np.array([0]), 0, slice(None, None, 1)),  # '::1' is a whole axis (found by hypothesis)
+    (np.array([1, 0]), 1, slice(1, 3)),  # one array, an integer beside it, a partial slice
+    (slice(0, 2), np.array([2, 0]), 0),
+    (0, np.array([1, 1, 0]), slice(None, None, 2)),
+])
+def test_one_array_with_integers_and_partial_slices(index, backend) -> None:
+    x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
+    want = x.copy()
+    v = -np.arange(np.prod(want[index].shape), dtype=np.float32).reshape(want[index].shape)
+    want[index] = v
+
+    def f(a, vals):
+        y = a + 0
+        y[index] = vals
+        return y
+
+    np.testing.assert_array_equal(accy.jit(f, backend=backend)(x, v), want)
+
+
+def test_arrays_apart_with_a_partial_slice_are_refused_by_name() -> None:
+    x = np.zeros((2, 3, 4), np.float32)
+
+    def f(a):
+        y = a + 0
+        y[np.array([0, 1]), 1:3, 0] = 1.0  # advanced indices apart: numpy moves their axis first
+        return y
+
+    with pytest.raises(accy.errors.UnsupportedError, match="partial slice"):
+        accy.jit(f, backend="reference")(x)

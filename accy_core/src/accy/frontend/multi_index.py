@@ -30,7 +30,7 @@ from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, Value
 
-__all__ = ["is_multi", "multi_get", "multi_update"]
+__all__ = ["is_multi", "multi_get", "multi_update", "single_array_update"]
 
 
 def _is_array(ix: Any) -> bool:
@@ -46,6 +46,25 @@ def is_multi(items: list[Any]) -> bool:
     more integer arrays, or one array with an integer (``x[0, :, i]``)."""
     arrays = sum(1 for i in items if _is_array(i))
     return arrays > 1 or (arrays == 1 and any(_is_int(i) for i in items))
+
+
+def _full_slice(ix: Any, extent: int) -> bool:
+    """Whether ``ix`` is a slice that selects a whole axis of ``extent`` (``:``, ``::1``,
+    ``0:n``, ...)."""
+    return isinstance(ix, slice) and ix.indices(extent) == (0, extent, 1)
+
+
+def single_array_update(items: list[Any], shape: tuple[int, ...]) -> bool:
+    """Whether an assignment at ``items`` (expanded, several advanced indices by
+    :func:`is_multi`) is one integer array with integers next to it and a partial slice
+    elsewhere (``x[i, 0, 1:3] = v``): numpy then keeps the array's axes where the advanced
+    group stands, so it is the one-array update with the integers as basic indices."""
+    if sum(1 for i in items if _is_array(i)) != 1 or any(i is None for i in items):
+        return False
+    adv = [k for k, i in enumerate(items) if _is_array(i) or _is_int(i)]
+    partial = any(not _full_slice(items[k], shape[k]) for k in range(len(items))
+                  if k not in adv)
+    return partial and adv == list(range(adv[0], adv[-1] + 1))
 
 
 def _refuse(what: str, fix: str) -> UnsupportedError:
@@ -168,7 +187,7 @@ def multi_update(tr: Trace, x: Tracer, items: list[Any], values: Any, op: str,
         UnsupportedError: a slice other than ``:`` among the indices, or ``None``.
     """
     adv, rest, adjacent = _layout(items)
-    if any(items[k] != slice(None) for k in rest):
+    if any(not _full_slice(items[k], x.shape[k]) for k in rest):
         raise _refuse("an assignment with several integer arrays and a partial slice",
                       "assign into the slice first: sub = x[a:b]; sub[i, j] = v")
     shape = target_shape(x, items)
