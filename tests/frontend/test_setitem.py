@@ -348,6 +348,9 @@ def test_random_augmented_assignments_cpu(case) -> None:
     (np.array([1, 0]), 1, slice(1, 3)),  # one array, an integer beside it, a partial slice
     (slice(0, 2), np.array([2, 0]), 0),
     (0, np.array([1, 1, 0]), slice(None, None, 2)),
+    (np.array([1, 0]), slice(1, 3), 0),  # advanced indices apart: numpy puts their axis first
+    (0, slice(None, None, -1), np.array([3, 0, 1])),
+    (np.array([[0], [1]]), slice(0, 2), np.array([1, 2, 3])),  # two arrays apart, broadcast
 ])
 def test_one_array_with_integers_and_partial_slices(index, backend) -> None:
     x = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4)
@@ -363,13 +366,10 @@ def test_one_array_with_integers_and_partial_slices(index, backend) -> None:
     np.testing.assert_array_equal(accy.jit(f, backend=backend)(x, v), want)
 
 
-def test_arrays_apart_with_a_partial_slice_are_refused_by_name() -> None:
-    x = np.zeros((2, 3, 4), np.float32)
+def test_at_set_with_arrays_apart_and_a_partial_slice() -> None:
+    x = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+    want = x.copy()
+    want[[0, 1], 1:3, [0, 1]] = 0.0
+    got = accy.jit(lambda a: a.at[[0, 1], 1:3, [0, 1]].set(0.0), backend="cpu")(x)
+    np.testing.assert_array_equal(got, want)
 
-    def f(a):
-        y = a + 0
-        y[np.array([0, 1]), 1:3, 0] = 1.0  # advanced indices apart: numpy moves their axis first
-        return y
-
-    with pytest.raises(accy.errors.UnsupportedError, match="partial slice"):
-        accy.jit(f, backend="reference")(x)

@@ -30,7 +30,7 @@ from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, Value
 
-__all__ = ["is_multi", "multi_get", "multi_update", "single_array_update"]
+__all__ = ["is_multi", "multi_get", "multi_update", "split_partial"]
 
 
 def _is_array(ix: Any) -> bool:
@@ -54,17 +54,22 @@ def _full_slice(ix: Any, extent: int) -> bool:
     return isinstance(ix, slice) and ix.indices(extent) == (0, extent, 1)
 
 
-def single_array_update(items: list[Any], shape: tuple[int, ...]) -> bool:
-    """Whether an assignment at ``items`` (expanded, several advanced indices by
-    :func:`is_multi`) is one integer array with integers next to it and a partial slice
-    elsewhere (``x[i, 0, 1:3] = v``): numpy then keeps the array's axes where the advanced
-    group stands, so it is the one-array update with the integers as basic indices."""
-    if sum(1 for i in items if _is_array(i)) != 1 or any(i is None for i in items):
-        return False
-    adv = [k for k, i in enumerate(items) if _is_array(i) or _is_int(i)]
-    partial = any(not _full_slice(items[k], shape[k]) for k in range(len(items))
-                  if k not in adv)
-    return partial and adv == list(range(adv[0], adv[-1] + 1))
+def split_partial(items: list[Any], shape: tuple[int, ...]) -> tuple[list[Any], list[Any]] | None:
+    """For an assignment at ``items`` (expanded, several advanced indices by :func:`is_multi`)
+    with a partial slice on an axis without an advanced index (``x[0, 1:3, i] = v``): the basic
+    slice to update (``outer``: the slices, ``:`` on the advanced axes) and the advanced
+    indices within it (``inner``: ``:`` on the sliced axes). Basic slicing commutes with
+    numpy's advanced indexing (``x[0, 1:3, i]`` is ``x[:, 1:3, :][0, :, i]``, result axes
+    included), so the update is ``outer``'s slice updated at ``inner``. None when every such
+    slice is a whole axis."""
+    if any(i is None for i in items):
+        return None  # refused by multi_update, by name
+    adv = {k for k, i in enumerate(items) if _is_array(i) or _is_int(i)}
+    if not any(not _full_slice(items[k], shape[k]) for k in range(len(items)) if k not in adv):
+        return None
+    outer = [slice(None) if k in adv else i for k, i in enumerate(items)]
+    inner = [i if k in adv else slice(None) for k, i in enumerate(items)]
+    return outer, inner
 
 
 def _refuse(what: str, fix: str) -> UnsupportedError:

@@ -45,7 +45,7 @@ from accy.frontend.indexing import (
     traced_lists,
 )
 from accy.frontend.masked_read import MaskedRead, masked_refusal
-from accy.frontend.multi_index import is_multi, multi_update, single_array_update
+from accy.frontend.multi_index import is_multi, multi_update, split_partial
 from accy.frontend.numpy_api import broadcast_shape, trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -118,9 +118,14 @@ def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
     if mask is not None or (isinstance(index, Tracer) and index.accy_dtype == DType.BOOL):
         return _masked(tr, x, index if mask is None else mask, values, op)
     items = traced_lists(_expand(index, x.ndim))
-    if is_multi(items) and not single_array_update(items, x.shape):
-        # x[i, j] = v: one scatter on the indexed axes flattened
-        return multi_update(tr, x, items, values, op, _target_shape, updated)
+    if is_multi(items):  # x[i, j] = v: one scatter on the indexed axes flattened
+        split = split_partial(items, x.shape)
+        if split is None:
+            return multi_update(tr, x, items, values, op, _target_shape, updated)
+        outer, inner = split  # x[0, 1:3, i] = v: the slice x[:, 1:3, :] updated at [0, :, i]
+        sub = x[tuple(outer)]
+        new = multi_update(tr, sub, inner, values, op, _target_shape, updated)
+        return _basic_update(tr, x, outer, new, "set")
     arrays = [k for k, i in enumerate(items) if isinstance(i, (Tracer, list, np.ndarray))]
     if arrays:
         return _scattered(tr, x, items, arrays[0], values, op)
