@@ -30,7 +30,7 @@ import numpy as np
 from accy.errors import UnsupportedError, VerifyError, install_hint
 from accy.frontend.join_api import stack
 from accy.frontend.masked_read import MaskedRead, masked_read, masked_refusal
-from accy.frontend.multi_index import is_multi, multi_get
+from accy.frontend.multi_index import host_axis_index, is_multi, multi_get
 from accy.frontend.numpy_api import trace_of, value_of, wrap
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
@@ -135,13 +135,7 @@ def _traced_indices(tr: Trace, ix: Tracer) -> Value:
 def _index_value(tr: Trace, ix: Any, extent: int) -> Value:
     if isinstance(ix, Tracer):
         return _traced_indices(tr, ix)
-    arr = np.asarray(ix)
-    if arr.dtype.kind not in "iu":
-        raise _unsupported(f"a {arr.dtype} array", "indices must be integers")
-    if arr.size and (arr.min() < -extent or arr.max() >= extent):
-        raise VerifyError(f"index out of range at {user_location()}: indices span "
-                          f"[{arr.min()}, {arr.max()}] for an axis of extent {extent}")
-    return value_of(tr, np.where(arr < 0, arr + extent, arr).astype(np.int32), DType.I32)
+    return value_of(tr, host_axis_index(ix, extent).astype(np.int32), DType.I32)
 
 
 def _gather(tr: Trace, v: Value, indices: Any, axis: int) -> Value:

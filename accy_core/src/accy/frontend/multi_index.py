@@ -88,7 +88,15 @@ def _layout(items: list[Any]) -> tuple[list[int], list[int], bool]:
     return adv, rest, adv == list(range(adv[0], adv[-1] + 1))
 
 
-def _host_axis_index(ix: Any, extent: int) -> np.ndarray:
+def host_axis_index(ix: Any, extent: int) -> np.ndarray:
+    """A host index array for an axis of ``extent`` elements, checked and normalised:
+    negative indices count from the end. Returns int64 (the caller narrows it).
+
+    Raises:
+        UnsupportedError: ``ix`` is not an integer array.
+        VerifyError: an index lies outside ``[-extent, extent)``; the message gives the
+            user's line and the span of the indices.
+    """
     arr = np.asarray(ix)
     if arr.dtype.kind not in "iu":
         raise _refuse(f"an index array of dtype {arr.dtype}", "index with integers")
@@ -112,7 +120,7 @@ def _linear(items: list[Any], adv: list[int], shape: tuple[int, ...]) -> tuple[A
     for k, n, s in zip(adv, extents, strides, strict=True):
         ix = items[k]
         if not isinstance(ix, Tracer):
-            host = host + _host_axis_index(ix, n) * s
+            host = host + host_axis_index(ix, n) * s
             continue
         if ix.accy_dtype == DType.BOOL or not ix.accy_dtype.is_int:
             raise _refuse(f"an index array of dtype {ix.accy_dtype}",
