@@ -1,4 +1,5 @@
-"""Linear algebra for ``accy.numpy``: ``matmul``/``@``, ``dot``, ``outer``, ``einsum``.
+"""Linear algebra for ``accy.numpy``: ``matmul``/``@``, ``dot``, ``outer``, ``einsum``,
+``linalg.multi_dot``.
 
 All of them lower to ``linalg.dot_general`` or ``linalg.einsum``. Operands are promoted to a
 common dtype first (see :mod:`accy.frontend.trace`). A contracting-extent mismatch names
@@ -27,7 +28,7 @@ from accy.frontend.numpy_api import (
 from accy.frontend.trace import user_location
 from accy.ir import Value
 
-__all__ = ["dot", "einsum", "matmul", "outer"]
+__all__ = ["dot", "einsum", "matmul", "multi_dot", "outer"]
 
 
 # ---------------------------------------------------------------- linalg
@@ -156,3 +157,56 @@ def einsum(subscripts: str, *operands: Any) -> Any:
     dt = common(*operands)
     vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
     return wrap(tr, tr.fb.einsum(vals, None, subscripts))
+
+
+def _chain_order(dims: list[int]) -> list[list[int]]:
+    """``split[i][j]``: where the cheapest product of matrices ``i..j`` splits, for the
+    chain whose matrix ``i`` is ``dims[i] x dims[i + 1]`` (the matrix-chain dynamic
+    programme, Cormen et al., *Introduction to Algorithms*, 3rd ed., section 15.2)."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = -1
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] < 0 or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(arrays: Sequence[Any]) -> Any:
+    """``arrays[0] @ arrays[1] @ ...`` in the order of fewest multiply-adds, as
+    ``numpy.linalg.multi_dot``: a 1-D first operand is a row vector and a 1-D last one a
+    column vector (their axes are dropped from the result); the others must be 2-D.
+
+    Raises:
+        VerifyError: fewer than two operands, an inner operand that is not 2-D, or
+            extents that do not chain.
+    """
+    arrays = list(arrays)
+    if trace_of(*arrays) is None:
+        return np.linalg.multi_dot(arrays)
+    if len(arrays) < 2:
+        raise VerifyError(f"numpy.linalg.multi_dot at {user_location()} needs at least two "
+                          f"arrays, got {len(arrays)}")
+    shapes = [tuple(shape_of(a)) for a in arrays]
+    first_vec, last_vec = len(shapes[0]) == 1, len(shapes[-1]) == 1
+    mats = [(1,) + shapes[0] if first_vec else shapes[0]] + shapes[1:-1] + \
+        [shapes[-1] + (1,) if last_vec else shapes[-1]]
+    if any(len(s) != 2 for s in mats) or any(
+            mats[i][1] != mats[i + 1][0] for i in range(len(mats) - 1)):
+        raise VerifyError(f"numpy.linalg.multi_dot at {user_location()}: shapes "
+                          f"{[list(s) for s in shapes]} do not chain (2-D inner operands, "
+                          "each one's columns equal to the next one's rows)")
+    split = _chain_order([mats[0][0]] + [s[1] for s in mats])
+
+    def product(i: int, j: int) -> Any:
+        if i == j:
+            return arrays[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    return product(0, len(arrays) - 1)

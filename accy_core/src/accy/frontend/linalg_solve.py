@@ -1,4 +1,5 @@
-"""``np.linalg.solve``, ``inv`` and ``det`` of traced square matrices.
+"""``np.linalg.solve``, ``inv``, ``det``, ``slogdet`` and ``matrix_power`` of traced square
+matrices.
 
 Gauss-Jordan elimination with partial pivoting (Golub & Van Loan, *Matrix Computations*,
 4th ed., section 3.4: the pivot is the largest magnitude in the column, at or below the
@@ -8,7 +9,9 @@ augmented matrix ``[A | B]`` with a rank-1 update, so the loop body has static s
 the IR stays the same size for any ``n`` (``n`` device iterations of a few fused kernels,
 ``O(n^3)`` work). ``det`` eliminates below the diagonal only and multiplies the pivots,
 with the sign of the row swaps. Results agree with LAPACK's (``getrf``/``getrs``, partial
-pivoting too) to rounding; a singular matrix gives inf/NaN instead of numpy's
+pivoting too) to rounding. A zero pivot (the column is zero at and below the diagonal)
+eliminates nothing, so ``det`` of a singular matrix is 0 and ``slogdet`` gives
+``(0, -inf)`` as numpy's do, while ``solve`` and ``inv`` give inf/NaN instead of numpy's
 ``LinAlgError`` (the check would need the data on the host).
 
 Shapes: ``a`` (n, n), ``b`` (n,) or (n, k); float32/float64 (integers are computed in f32).
@@ -31,21 +34,27 @@ from accy.frontend.numpy_api import (
     equal,
     greater,
     greater_equal,
+    log,
     multiply,
     not_equal,
     subtract,
     trace_of,
     where,
 )
+from accy.frontend.numpy_api import (
+    sign as sign_of,
+)
 from accy.frontend.scan_api import argmax
 from accy.frontend.shape_api import asarray, reshape
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
-__all__ = ["det", "inv", "solve"]
+__all__ = ["det", "inv", "matrix_power", "slogdet", "solve"]
 
 
-def _square(a: Any, what: str) -> Tracer:
+def square_matrix(a: Any, what: str) -> Tracer:
+    """``a`` checked to be one square matrix (``VerifyError`` otherwise, ``UnsupportedError``
+    for a stack), integers cast to float32."""
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         if a.ndim > 2:
             raise UnsupportedError(
@@ -68,7 +77,7 @@ def _pivot_step(m: Tracer, k: Any, n: int, below_only: bool) -> tuple[Tracer, An
     m = where(equal(rows, k), row_p, where(equal(rows, p), row_k, m))
     piv_row = m[k]
     col = m[:, k]
-    factor = divide(col, piv_row[k])
+    factor = where(equal(piv_row[k], 0), 0.0, divide(col, piv_row[k]))  # singular: skip
     keep = greater(rows[:, 0], k) if below_only else not_equal(rows[:, 0], k)
     factor = where(keep, factor, 0.0)
     m = subtract(m, multiply(reshape(factor, (n, 1)), reshape(piv_row, (1, -1))))
@@ -84,7 +93,7 @@ def solve(a: Any, b: Any) -> Any:
     """
     if trace_of(a, b) is None or not any(isinstance(x, Tracer) for x in (a, b)):
         return np.linalg.solve(a, b)
-    a = _square(asarray(a), "solve")
+    a = square_matrix(asarray(a), "solve")
     b = asarray(b)
     n = a.shape[0]
     vec = b.ndim == 1
@@ -105,16 +114,13 @@ def inv(a: Any) -> Any:
     """The inverse of the square ``a`` (``solve(a, eye(n))``)."""
     if trace_of(a) is None or not isinstance(a, Tracer):
         return np.linalg.inv(a)
-    a = _square(a, "inv")
+    a = square_matrix(a, "inv")
     return solve(a, np.eye(a.shape[0], dtype=a.dtype))
 
 
-def det(a: Any) -> Any:
-    """The determinant of the square ``a``: the product of the pivots of Gaussian
-    elimination with partial pivoting, negated once per row swap."""
-    if trace_of(a) is None or not isinstance(a, Tracer):
-        return np.linalg.det(a)
-    a = _square(a, "det")
+def _pivots(a: Tracer) -> tuple[Tracer, Any]:
+    """The pivots of Gaussian elimination with partial pivoting of the square ``a`` (n,)
+    and the sign of its row permutation (+1 or -1)."""
     n = a.shape[0]
 
     def step(k: Any, carry: tuple) -> tuple:
@@ -123,5 +129,54 @@ def det(a: Any) -> Any:
         return m, where(swapped, multiply(sign, -1.0), sign)
 
     m, sign = fori_loop(0, n, step, (a, np.asarray(1.0, dtype=a.dtype)))
-    d = (m * astype(np.eye(n, dtype=bool), a.dtype)).sum(axis=1)
+    return (m * astype(np.eye(n, dtype=bool), a.dtype)).sum(axis=1), sign
+
+
+def det(a: Any) -> Any:
+    """The determinant of the square ``a``: the product of the pivots of Gaussian
+    elimination with partial pivoting, negated once per row swap."""
+    if trace_of(a) is None or not isinstance(a, Tracer):
+        return np.linalg.det(a)
+    d, sign = _pivots(square_matrix(a, "det"))
     return multiply(d.prod(), sign)
+
+
+def slogdet(a: Any) -> tuple[Any, Any]:
+    """``(sign, logabsdet)`` of the square ``a``, as ``numpy.linalg.slogdet``: the sign of
+    the determinant (0 for a singular matrix, whose ``logabsdet`` is ``-inf``) and the sum
+    of ``log|pivot|``, which does not overflow where ``det`` would."""
+    if trace_of(a) is None or not isinstance(a, Tracer):
+        return np.linalg.slogdet(a)
+    d, sign = _pivots(square_matrix(a, "slogdet"))
+    s = multiply(sign, sign_of(d).prod()) + 0.0  # a zero sign is +0.0, as numpy's
+    return s, log(abs(d)).sum()
+
+
+def matrix_power(a: Any, n: int) -> Any:
+    """``a`` (m, m) raised to the integer power ``n`` by repeated squaring
+    (``O(log n)`` products); ``n == 0`` gives the identity and ``n < 0`` powers the inverse.
+
+    Raises:
+        VerifyError: ``a`` is not square or ``n`` is not a Python/numpy integer.
+    """
+    if trace_of(a) is None or not isinstance(a, Tracer):
+        return np.linalg.matrix_power(a, n)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise VerifyError(f"numpy.linalg.matrix_power at {user_location()}: the exponent "
+                          f"must be an integer known when tracing, got {type(n).__name__}")
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise VerifyError(f"numpy.linalg.matrix_power at {user_location()} needs a square "
+                          f"matrix, got shape {list(a.shape)}")
+    n = int(n)
+    if n == 0:
+        return asarray(np.eye(a.shape[0], dtype=a.dtype))
+    base = inv(a) if n < 0 else a
+    n = -n if n < 0 else n
+    out = None
+    while n:
+        if n & 1:
+            out = base if out is None else out @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return out
