@@ -25,10 +25,14 @@ __all__ = [
 
 _FRONTEND = {"jit", "asarray", "from_dlpack", "DeviceArray", "Jitted"}
 _CONTROL_FLOW = {"fori_loop", "while_loop", "scan", "cond"}
+# submodules a user reaches as attributes after a bare ``import accy`` (``accy.lax.scan``,
+# ``accy.numpy.sum``): imported on first use, as ``import accy.lax`` would
+_SUBMODULES = {"lax", "numpy", "dask", "tuning", "profiling", "families", "testing"}
 
 
 def __getattr__(name: str) -> Any:
-    """Load the Python frontend (``jit``, ``asarray``, ``from_dlpack``) on first use."""
+    """Load the Python frontend (``jit``, ``asarray``, ``from_dlpack``), the control-flow
+    functions and the submodules (``accy.lax``, ``accy.numpy``, ...) on first use."""
     if name in _FRONTEND:
         import accy.frontend as _frontend
 
@@ -37,6 +41,10 @@ def __getattr__(name: str) -> Any:
         import accy.frontend.control_flow as _cf
 
         return getattr(_cf, name)
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"accy.{name}")
     raise AttributeError(f"module 'accy' has no attribute {name!r}")
 
 
