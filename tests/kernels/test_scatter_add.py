@@ -97,6 +97,40 @@ def test_scatter_add_privatized_empty(backend):
     np.testing.assert_array_equal(got, dst)
 
 
+@pytest.mark.parametrize("tiles", [1, 3])
+def test_scatter_add_privatized_host_blocks(tiles):
+    """The host histogram loop takes the values in blocks of HOST_BLOCK with one range test
+    per block: blocks all in [0, n), blocks with a negative index (the per-value path),
+    a tail shorter than a block, tiles that start mid-block; one tile adds in position
+    order, so bitwise numpy.add.at into zeros; a bad index at any lane names its position."""
+    from accy.families import Candidate
+    from accy_kernels.scatter_add_privatized import HOST_BLOCK
+
+    cand = Candidate(64, 1, (("tiles", tiles),))
+    rng = np.random.default_rng(11)
+    total = 5 * HOST_BLOCK * 7 + 3
+    idx = rng.integers(0, 29, total)
+    idx[HOST_BLOCK + 2] = -1  # one block through the per-value path
+    idx[-2] = -29  # and the tail
+    vals = rng.standard_normal(total)
+    dst = np.zeros(29)
+    got = ak.scatter_add(dst, idx, vals, backend="cpu", variant="privatized", candidate=cand)
+    want = ref.scatter_add(dst, idx, vals)
+    if tiles == 1:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    ints = ak.scatter_add(np.arange(29), idx, np.arange(total), backend="cpu",
+                          variant="privatized", candidate=cand)
+    np.testing.assert_array_equal(ints, ref.scatter_add(np.arange(29), idx, np.arange(total)))
+    for pos, bad in ((HOST_BLOCK * 3 + 5, 29), (HOST_BLOCK * 2, -30), (total - 1, 2**40)):
+        wrong = idx.copy()
+        wrong[pos] = bad
+        with pytest.raises(IndexOutOfRangeError, match=f"position {pos}"):
+            ak.scatter_add(dst, wrong, vals, backend="cpu", variant="privatized",
+                           candidate=cand)
+
+
 def test_scatter_add_default_privatizes_small_outputs_on_host():
     # the default on a host-memory backend (any thread count): private histograms when
     # threads x outputs <= values; otherwise the capability choice (atomic / sorted)

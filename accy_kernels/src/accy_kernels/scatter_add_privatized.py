@@ -12,6 +12,15 @@ partial sums are then added to ``dst`` in tile order. For floats this differs fr
 deterministic for a given tile count (independent of thread scheduling). Integer sums are
 exact (wrapping like numpy's). Needs no atomics, so it runs on every backend.
 
+On a host-memory backend the 1-D histogram loop takes the values in blocks of
+:data:`HOST_BLOCK`: one vectorized range test per block (the sign of an OR), then the
+block's updates with no per-value normalization or clamp, several of them in flight
+(:func:`histogram_kernel`); 16M f64 values with i64 indices into 65,536 bins on 2 threads
+took 35 ms per-value checked, 20 ms blocked (``numpy.bincount``: 44 ms; 2-core EPYC, load
+~0.9). Passes over memory: one read of the values and indices, the private slices written
+and read once (tiles x output elements, in cache when they fit), the output written once:
+the minimum but for the slices.
+
 Worth it where the private copies are cheap: a host-memory (CPU) backend (even with one
 thread: plain adds beat atomic ones), one tile per pool thread, and an output much smaller
 than the number of values (the default picks it then, see
@@ -48,7 +57,7 @@ from accy.kernel import KernelBuilder, call, where
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
 from accy_kernels.gather_direct import normalized_index, raise_flagged
 
-__all__ = ["MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
+__all__ = ["HOST_BLOCK", "MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
            "lane_device", "plan_privatized", "reduce_kernel", "run", "worthwhile",
            "worthwhile_without_atomics"]
 
@@ -134,16 +143,31 @@ def worthwhile(backend, size: int, total: int) -> bool:
     return tiles * size <= min(total, MAX_SCRATCH_ELEMS)
 
 
+#: values per block of the host histogram loop (:func:`histogram_kernel` ``block``)
+HOST_BLOCK = 8
+
+
 @functools.cache
 def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = True,
-                     flag: bool = False):
+                     flag: bool = False, block: int = 1):
     """Buffers (scratch readwrite, values, indices); scalars total, m, inner, n, size, chunk,
     stride, tiles (i32). Work-item ``t * stride`` (``t < tiles``) owns tile ``t``; it zeroes
     its slice first when ``zero`` (else the slices were zero-filled by a launch before).
     ``flag``: the range check in the kernel, a ``bad`` (i32, write) buffer after
-    ``scratch``; an index outside ``[-n, n)`` stores 1 there and is clamped."""
+    ``scratch``; an index outside ``[-n, n)`` stores 1 there and is clamped.
+
+    ``block > 1`` (``simple`` only; the host default :data:`HOST_BLOCK`): the values go in
+    blocks of ``block``. A block loads its indices, and one sign test of the OR of
+    ``j | (n - 1 - j)`` over them tells whether all are in ``[0, n)``; then it adds them
+    with no per-value normalization, clamp or flag (independent loads and adds, several
+    updates in flight: only equal bins serialize, through store-to-load forwarding), else
+    (a negative or bad index among them) it takes the per-value path. Same order of
+    additions as ``block == 1``, so the same sums bit for bit.
+    """
+    blocked = simple and block > 1
     kb = KernelBuilder(f"scatter_add_priv_hist_{dtype}_{index_dtype}_{int(simple)}"
-                       + ("" if zero else "_nz") + ("_flag" if flag else ""), TILE_WG)
+                       + ("" if zero else "_nz") + ("_flag" if flag else "")
+                       + (f"_b{block}" if blocked else ""), TILE_WG)
     scratch = kb.buffer("scratch", dtype, "readwrite")
     bad = kb.buffer("bad", "i32", "write") if flag else None
     values = kb.buffer("values", dtype, "read")
@@ -168,16 +192,39 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
             miss = kb.let("miss", kb.const(0, "i32")) if bad is not None else None
 
             def index(raw):
-                idx = kb.let("idx", normalized_index(raw.cast("i64"), n, "raise"))
+                idx = kb.let(kb.fresh("idx"), normalized_index(raw.cast("i64"), n, "raise"))
                 if bad is None:
                     return idx
                 kb.assign(miss, miss | where((idx < 0) | (idx >= n), 1, 0))
-                return kb.let("idx_in", call("min", call("max", idx, 0), n - 1))
+                return kb.let(kb.fresh("idx_in"), call("min", call("max", idx, 0), n - 1))
 
-            with kb.for_("i", start, stop) as i:
+            def add_checked(i, raw):
+                tgt = kb.let(kb.fresh("tgt"), base + index(raw))
+                kb.store(scratch, tgt, scratch[tgt] + values[i])
+
+            tail = start
+            if blocked:
+                blocks = kb.let("blocks", (stop - start) / block)
+                with kb.for_("q", 0, blocks) as q:
+                    # i64 positions: constant offsets from one base (i32 ones were
+                    # sign-extended one by one)
+                    i0 = kb.let("i0", (start + q * block).cast("i64"))
+                    raws = [kb.let(f"j{u}", indices[i0 + u].cast("i64")) for u in range(block)]
+                    # j in [0, n) <=> j >= 0 and n - 1 - j >= 0: the sign of their OR
+                    span = raws[0] | (n - 1 - raws[0])
+                    for j in raws[1:]:
+                        span = span | j | (n - 1 - j)
+                    with kb.if_(kb.let("span", span) >= 0):
+                        for u, j in enumerate(raws):
+                            tgt = kb.let(f"tgt{u}", base + j)
+                            kb.store(scratch, tgt, scratch[tgt] + values[i0 + u])
+                    with kb.else_():
+                        for u, j in enumerate(raws):
+                            add_checked(i0 + u, j)
+                tail = kb.let("tail", start + blocks * block)
+            with kb.for_("i", tail, stop) as i:
                 if simple:
-                    idx = index(indices[i])
-                    tgt = kb.let("tgt", base + idx)
+                    add_checked(i, indices[i])
                 else:
                     mi = m * inner
                     o = kb.let("o", (i / mi).cast("i64"))
@@ -186,7 +233,7 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
                     k = kb.let("k", (r % inner).cast("i64"))
                     idx = index(indices[j])
                     tgt = kb.let("tgt", base + (o * n + idx) * inner.cast("i64") + k)
-                kb.store(scratch, tgt, scratch[tgt] + values[i])
+                    kb.store(scratch, tgt, scratch[tgt] + values[i])
             if bad is not None:
                 with kb.if_(miss != 0):
                     kb.store(bad, 0, 1)
@@ -276,8 +323,9 @@ def plan_privatized(plan, backend, candidate: Candidate, out, dst, values, indic
         if not zero:
             plan.launch(fill_kernel(dtype, wg), groups_for(tiles * size, wg), [scratch],
                         [("i32", tiles * size), (dtype, 0)])
+        block = HOST_BLOCK if host_like(backend) else 1
         plan.launch(histogram_kernel(dtype, index_dtype, outer == 1 and inner == 1, zero,
-                                     bad is not None),
+                                     bad is not None, block),
                     groups,
                     [scratch, *([bad] if bad is not None else []), values, indices],
                     [("i32", total), ("i32", m), ("i32", inner), ("i32", n), ("i32", size),
