@@ -17,9 +17,10 @@ On a host-memory backend the 1-D histogram loop takes the values in blocks of
 block's updates with no per-value normalization or clamp, several of them in flight
 (:func:`histogram_kernel`); 16M f64 values with i64 indices into 65,536 bins on 2 threads
 took 35 ms per-value checked, 20 ms blocked (``numpy.bincount``: 44 ms; 2-core EPYC, load
-~0.9). Passes over memory: one read of the values and indices, the private slices written
-and read once (tiles x output elements, in cache when they fit), the output written once:
-the minimum but for the slices.
+~0.9); the merge of the slices takes :data:`HOST_LANES` outputs per work-item in SIMD
+registers (0.45 -> 0.23 ms for 65,536 f64 outputs of 2 slices). Passes over memory: one
+read of the values and indices, the private slices written and read once (tiles x output
+elements, in cache when they fit), the output written once: the minimum but for the slices.
 
 Worth it where the private copies are cheap: a host-memory (CPU) backend (even with one
 thread: plain adds beat atomic ones), one tile per pool thread, and an output much smaller
@@ -57,9 +58,9 @@ from accy.kernel import KernelBuilder, call, where
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
 from accy_kernels.gather_direct import normalized_index, raise_flagged
 
-__all__ = ["HOST_BLOCK", "MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles", "histogram_kernel",
-           "lane_device", "plan_privatized", "reduce_kernel", "run", "worthwhile",
-           "worthwhile_without_atomics"]
+__all__ = ["HOST_BLOCK", "HOST_LANES", "MAX_SCRATCH_ELEMS", "backend_threads", "choose_tiles",
+           "histogram_kernel", "lane_device", "plan_privatized", "reduce_kernel", "run",
+           "worthwhile", "worthwhile_without_atomics"]
 
 #: the largest scratch (tiles x output elements) the variant allocates by default
 MAX_SCRATCH_ELEMS = 1 << 24
@@ -218,9 +219,10 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
                         for u, j in enumerate(raws):
                             tgt = kb.let(f"tgt{u}", base + j)
                             kb.store(scratch, tgt, scratch[tgt] + values[i0 + u])
-                    with kb.else_():
-                        for u, j in enumerate(raws):
-                            add_checked(i0 + u, j)
+                    with kb.else_():  # rare: a loop keeps the kernel (and its text) small
+                        with kb.for_("u", 0, block) as u:
+                            i = kb.let("iu", i0 + u.cast("i64"))
+                            add_checked(i, indices[i])
                 tail = kb.let("tail", start + blocks * block)
             with kb.for_("i", tail, stop) as i:
                 if simple:
@@ -240,22 +242,51 @@ def histogram_kernel(dtype: str, index_dtype: str, simple: bool, zero: bool = Tr
     return kb.build()
 
 
+#: consecutive outputs per work-item of the host reduce kernel (one 256-bit vector of f64)
+HOST_LANES = 4
+
+
 @functools.cache
-def reduce_kernel(dtype: str, has_dst: bool, workgroup_size: int):
+def reduce_kernel(dtype: str, has_dst: bool, workgroup_size: int, lanes: int = 1):
     """Buffers (out write, [dst read,] scratch read); scalars size, tiles (i32):
-    ``out[e] = dst[e] (or 0) + scratch[0 * size + e] + scratch[1 * size + e] + ...``."""
-    kb = KernelBuilder(f"scatter_add_priv_reduce_{dtype}_{int(has_dst)}_wg{workgroup_size}",
-                       workgroup_size)
+    ``out[e] = dst[e] (or 0) + scratch[0 * size + e] + scratch[1 * size + e] + ...``.
+
+    ``lanes > 1`` (host: :data:`HOST_LANES`): work-item ``g`` sums outputs
+    ``[g * lanes, g * lanes + lanes)`` in independent accumulators (SIMD loads and adds;
+    the last work-item of a size that is no multiple takes them one by one); same order of
+    additions per output."""
+    kb = KernelBuilder(f"scatter_add_priv_reduce_{dtype}_{int(has_dst)}_wg{workgroup_size}"
+                       + (f"_l{lanes}" if lanes > 1 else ""), workgroup_size)
     out = kb.buffer("out", dtype, "write")
     dst = kb.buffer("dst", dtype, "read") if has_dst else None
     scratch = kb.buffer("scratch", dtype, "read")
     size, tiles = kb.scalar("size", "i32"), kb.scalar("tiles", "i32")
     g = kb.global_id()
-    with kb.if_(g < size):
-        acc = kb.let("acc", dst[g] if dst is not None else kb.const(0, dtype))
+    size64 = kb.let("size64", size.cast("i64"))
+
+    def outputs(e0, count: int) -> None:
+        """Sum outputs ``e0 .. e0 + count - 1`` (i64), one accumulator each."""
+        accs = [kb.let(kb.fresh("acc"), dst[e0 + v] if dst is not None
+                       else kb.const(0, dtype)) for v in range(count)]
         with kb.for_("t", 0, tiles) as t:
-            kb.assign(acc, acc + scratch[t.cast("i64") * size.cast("i64") + g.cast("i64")])
-        kb.store(out, g, acc)
+            row = kb.let("row", t.cast("i64") * size64 + e0)
+            for v, acc in enumerate(accs):
+                kb.assign(acc, acc + scratch[row + v])
+        for v, acc in enumerate(accs):
+            kb.store(out, e0 + v, acc)
+
+    if lanes <= 1:
+        with kb.if_(g < size):
+            outputs(g.cast("i64"), 1)
+        return kb.build()
+    e0 = kb.let("e0", g.cast("i64") * lanes)
+    with kb.if_(e0 + lanes <= size64):
+        outputs(e0, lanes)
+    with kb.else_():
+        with kb.for_("v", 0, lanes) as v:
+            e = kb.let("e", e0 + v.cast("i64"))
+            with kb.if_(e < size64):
+                outputs(e, 1)
     return kb.build()
 
 
@@ -332,5 +363,7 @@ def plan_privatized(plan, backend, candidate: Candidate, out, dst, values, indic
                      ("i32", chunk), ("i32", stride), ("i32", tiles)])
     else:
         tiles = 0
-    plan.launch(reduce_kernel(dtype, dst is not None, wg), groups_for(size, wg),
+    lanes = HOST_LANES if host_like(backend) else 1
+    plan.launch(reduce_kernel(dtype, dst is not None, wg, lanes),
+                groups_for(ceil_div(size, lanes), wg),
                 slots + [scratch], [("i32", size), ("i32", tiles)])
