@@ -1,4 +1,4 @@
-"""``np.linalg.cholesky``, ``qr``, ``slogdet``, ``matrix_power`` and ``multi_dot`` inside
+"""``np.linalg.cholesky``, ``qr``, ``eigh``, ``slogdet``, ``matrix_power`` and ``multi_dot`` inside
 ``@accy.jit``, written as numpy users write them, against numpy (LAPACK) itself."""
 
 from __future__ import annotations
@@ -90,12 +90,40 @@ def test_factorisations_run_on_a_device_loop(backend: str) -> None:
     if backend not in ("cpu", "vulkan"):
         pytest.skip("the device loop is covered on vulkan")
     a = _spd(6, np.float32)
-    low, (q, r) = accy.jit(lambda a: (np.linalg.cholesky(a), np.linalg.qr(a)),
-                           backend=backend)(a)
+    low, (q, r), w = accy.jit(lambda a: (np.linalg.cholesky(a), np.linalg.qr(a),
+                                         np.linalg.eigvalsh(a)), backend=backend)(a)
+    np.testing.assert_allclose(w, np.linalg.eigvalsh(a), rtol=1e-5, atol=1e-4)
     np.testing.assert_allclose(low, np.linalg.cholesky(a), rtol=2e-4, atol=2e-5)
     wq, wr = np.linalg.qr(a)
     np.testing.assert_allclose(q, wq, atol=2e-5)
     np.testing.assert_allclose(r, wr, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 7, 12])
+def test_eigh_equals_numpy_up_to_column_signs(n: int, dt) -> None:
+    a = rng.standard_normal((n, n))
+    a = (a + a.T).astype(dt)
+    a[np.triu_indices(n, 1)] = 99.0  # UPLO='L': the upper triangle is not read
+    w, v = accy.jit(lambda a: np.linalg.eigh(a), backend="cpu")(a)
+    full = np.tril(a) + np.tril(a, -1).T
+    ww, wv = np.linalg.eigh(full)
+    tol = 2e-5 if dt == np.float32 else 1e-12
+    assert w.dtype == dt and v.shape == (n, n)
+    np.testing.assert_allclose(w, ww, atol=tol * max(1.0, np.abs(ww).max()))
+    np.testing.assert_allclose(np.abs(v), np.abs(wv), atol=tol * 50)
+    np.testing.assert_allclose(full @ v, v * w, atol=tol * 50 * max(1.0, np.abs(ww).max()))
+    np.testing.assert_allclose(v.T @ v, np.eye(n), atol=tol * 10)
+
+
+def test_eigvalsh_upper_and_repeated_eigenvalues() -> None:
+    a = np.diag([3.0, 1.0, 1.0, 2.0]) + np.triu(np.full((4, 4), 0.0), 1)
+    u = np.triu(rng.standard_normal((5, 5)))
+    fn = accy.jit(lambda a, u: (np.linalg.eigvalsh(a), np.linalg.eigvalsh(u, UPLO="U")),
+                  backend="cpu")
+    w, wu = fn(a, u)
+    np.testing.assert_allclose(w, [1.0, 1.0, 2.0, 3.0], atol=1e-15)
+    np.testing.assert_allclose(wu, np.linalg.eigvalsh(u, UPLO="U"), atol=1e-12)
 
 
 REFUSED = {
@@ -107,6 +135,8 @@ REFUSED = {
                 "mode must be"),
     "traced power": (lambda a: np.linalg.matrix_power(a, a[0, 0]), np.ones((3, 3)),
                      VerifyError, "integer known when tracing"),
+    "eigh UPLO": (lambda a: np.linalg.eigh(a, UPLO="X"), np.ones((3, 3)), VerifyError,
+                  "UPLO must be"),
     "multi_dot chain": (lambda a: np.linalg.multi_dot([a, a]), np.ones((2, 3)), VerifyError,
                         "do not chain"),
 }
