@@ -65,3 +65,28 @@ def test_random_key_numpy_integer_ok():
 def test_from_dlpack_non_producer():
     with pytest.raises(InputError, match="DLPack"):
         accy.from_dlpack([1, 2])
+
+
+NEW_AXES = {
+    "None ... None": lambda x: x[None, ..., None],
+    ": None ... None": lambda x: x[:, None, ..., None],
+    "None None int None slice None": lambda x: x[None, None, 2, None, 1:3, None],
+    "None array None": lambda x: x[None, [0, 2], None],
+    "... None int": lambda x: x[..., None, 1],
+}
+
+
+@pytest.mark.parametrize("case", list(NEW_AXES))
+def test_new_axes_land_where_numpy_puts_them(case):
+    """A ``None`` after an earlier ``None`` counts the axes already added (the second new
+    axis of ``x[None, ..., None]`` went before the last axis: shape (1, 6, 1, 5))."""
+    x = np.arange(30.0).reshape(6, 5)
+    got = accy.jit(NEW_AXES[case])(x)
+    want = NEW_AXES[case](x)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_two_ellipses_are_refused():
+    with pytest.raises(UnsupportedError, match="more than one"):
+        accy.jit(lambda x: x[..., 0, ...])(np.ones((2, 2, 2)))

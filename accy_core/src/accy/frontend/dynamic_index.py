@@ -67,9 +67,20 @@ def _offset(tr: Trace, ix: Any, extent: int, normalize: bool = True) -> Value:
     return value_of(tr, np.int32(int(ix)), DType.I32)
 
 
-def _expand(index: Any, rank: int) -> list[Any]:
-    """Index items with ``...`` and missing trailing axes as full slices."""
+def expand_index(index: Any, rank: int) -> list[Any]:
+    """Index items with ``...`` and missing trailing axes as full slices (``None`` items
+    kept where they are).
+
+    Raises:
+        UnsupportedError: more than one ``...``.
+        VerifyError: more indices than ``rank`` axes.
+    """
     items = list(index) if isinstance(index, tuple) else [index]
+    if sum(1 for i in items if i is Ellipsis) > 1:
+        raise UnsupportedError(f"indexing with more than one '...' at {user_location()} is "
+                               "not supported; use at most one ellipsis",
+                               feature="indexing: more than one '...'",
+                               alternative="use at most one ellipsis")
     used = sum(1 for i in items if i is not None and i is not Ellipsis)
     if used > rank:
         raise VerifyError(f"too many indices at {user_location()}: {used} for an array of "
@@ -116,7 +127,7 @@ def _plan(tr: Trace, x: Tracer, index: Any) -> tuple[list[Value], list[int], lis
                                                       list[Any]]:
     """Offsets and sizes per axis, then the result's axes: an extent, or None for an added
     axis (``None`` in the index); and the per-axis slice to apply to the window after."""
-    items = _expand(index, x.ndim)
+    items = expand_index(index, x.ndim)
     offs: list[Value] = []
     sizes: list[int] = []
     dims: list[int | None] = []

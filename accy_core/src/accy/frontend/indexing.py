@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError, install_hint
+from accy.frontend.dynamic_index import expand_index
 from accy.frontend.join_api import stack
 from accy.frontend.masked_read import MaskedRead, masked_read, masked_refusal
 from accy.frontend.multi_index import host_axis_index, is_multi, multi_get
@@ -64,20 +65,6 @@ def _is_int_array(ix: Any) -> bool:
     return False
 
 
-def _expand(index: Any, rank: int) -> list[Any]:
-    items = list(index) if isinstance(index, tuple) else [index]
-    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
-    if len(ellipses) > 1:
-        raise _unsupported("more than one '...'", "use at most one ellipsis")
-    used = sum(1 for i in items if i is not None and i is not Ellipsis)
-    if used > rank:
-        raise VerifyError(f"too many indices at {user_location()}: {used} for an array of "
-                          f"rank {rank}; index at most {rank} axes")
-    fill = [slice(None)] * (rank - used)
-    if ellipses:
-        items[ellipses[0]:ellipses[0] + 1] = fill
-        return items
-    return items + fill
 
 
 def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Any:
@@ -260,13 +247,13 @@ def getitem_value(tr: Trace, x: Tracer, index: Any) -> Value:
     mask = host_mask(index)
     if mask is not None:
         return _masked_get(tr, x, mask)
-    items = traced_lists(_expand(index, x.ndim))
+    items = traced_lists(expand_index(index, x.ndim))
     if is_multi(items):  # x[i, j], x[0, :, i]: numpy's rules for several advanced indices
         return multi_get(tr, x, items, _basic, _needs_op(tr, "gather"))
     v, axis, new_axes = x.value, 0, []
     for ix in items:
-        if ix is None:
-            new_axes.append(axis)
+        if ix is None:  # its place in the result: the axes so far plus the new ones before
+            new_axes.append(axis + len(new_axes))
             continue
         if _is_int_array(ix):
             v = _gather(tr, v, ix, axis)

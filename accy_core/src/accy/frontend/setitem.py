@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.dynamic_index import expand_index
 from accy.frontend.indexing import (
-    _expand,
     _gather,
     _index_value,
     arrays_with_scalars,
@@ -117,7 +117,7 @@ def updated(tr: Trace, x: Tracer, index: Any, values: Any, op: str) -> Value:
     mask = host_mask(index)
     if mask is not None or (isinstance(index, Tracer) and index.accy_dtype == DType.BOOL):
         return _masked(tr, x, index if mask is None else mask, values, op)
-    items = traced_lists(_expand(index, x.ndim))
+    items = traced_lists(expand_index(index, x.ndim))
     if is_multi(items):  # x[i, j] = v: one scatter on the indexed axes flattened
         split = split_partial(items, x.shape)
         if split is None:
