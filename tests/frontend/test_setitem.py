@@ -205,13 +205,36 @@ def test_augmented_traced_mask(backend: str) -> None:
     np.testing.assert_allclose(total, want.sum(), rtol=1e-5)
 
 
+def test_a_mask_traced_twice_alike_is_one_mask(backend: str) -> None:
+    """``x[x > 0] = -x[x > 0]``, operands swapped or commuted, as numpy users write it."""
+    def f(x):
+        x[x > 0] = x[x > 0] * 2
+        x[0.5 < x] += x[x > 0.5]
+        x[(x > -0.2) & (x < 0.7)] = -x[(x < 0.7) & (x > -0.2)]
+        return x
+
+    a, want = A.copy(), A.copy()
+    f(want)
+    accy.jit(f, backend=backend)(a)
+    assert_close(a, want)
+
+
 def test_traced_mask_reads_other_than_write_back_are_refused() -> None:
     def two_masks(x):
-        x[x > 0] = x[x > 0] * 2
+        x[x > 0] = x[x > 0.1] * 2
         return x
 
     with pytest.raises(accy.errors.UnsupportedError, match="compute the mask once"):
         accy.jit(two_masks)(A.copy())
+
+    def stale_mask(x):  # the second x > 0 reads the x after the write: another mask
+        m = x[x > 0]
+        x[0, 0] = 9.0
+        x[x > 0] = m
+        return x
+
+    with pytest.raises(accy.errors.UnsupportedError, match="compute the mask once"):
+        accy.jit(stale_mask)(A.copy())
 
     def reduced(x):
         return anp.sum(x[x > 0])

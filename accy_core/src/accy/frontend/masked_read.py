@@ -6,8 +6,10 @@ returns a :class:`MaskedRead`, a pending value that stands for "the selected ele
 ``full``", where ``full`` has the shape of ``x`` and is computed elementwise over all of
 ``x``. Elementwise arithmetic with operands that broadcast to ``x.shape[mask.ndim:]`` (or
 with another read under the same mask) stays pending; writing it back under the same mask
-(:func:`accy.frontend.setitem.setitem`) becomes ``select(mask, full, x)``. Every other use
-(a reduction, a method, writing under another mask) raises the
+(:func:`accy.frontend.setitem.setitem`) becomes ``select(mask, full, x)``. A mask traced
+twice alike (``x[x > 0.5] = -x[x > 0.5]``) is the same mask
+(:mod:`accy.frontend.same_value`). Every other use (a reduction, a method, writing under
+another mask) raises the
 :class:`~accy.errors.UnsupportedError` of a data-dependent shape, naming the user's line.
 """
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from accy.errors import UnsupportedError
 from accy.frontend.numpy_api import binary_op, broadcast_shape, negative, shape_of, wrap
+from accy.frontend.same_value import same_value
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
@@ -64,7 +67,8 @@ class MaskedRead:
     def _operand(self, other: Any) -> Any:
         """``other`` broadcast against ``full`` as numpy broadcasts it against ``x[mask]``."""
         if isinstance(other, MaskedRead):
-            if other.mask is not self.mask and other.mask.value is not self.mask.value:
+            if other.mask is not self.mask and not same_value(other.mask.value,
+                                                              self.mask.value):
                 raise masked_refusal("combining reads under two different traced masks")
             return other.full
         shape = tuple(shape_of(other))

@@ -47,6 +47,7 @@ from accy.frontend.indexing import (
 from accy.frontend.masked_read import MaskedRead, masked_refusal
 from accy.frontend.multi_index import is_multi, multi_update, split_partial
 from accy.frontend.numpy_api import broadcast_shape, trace_of, value_of, wrap
+from accy.frontend.same_value import same_value
 from accy.frontend.trace import Trace, user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType, Value
@@ -89,11 +90,11 @@ class _FullUpdate:
 
 
 def _masked_write_back(x: Tracer, index: Any, values: MaskedRead) -> _FullUpdate:
-    same = isinstance(index, Tracer) and (index is values.mask or index.value is
-                                           values.mask.value)
+    same = isinstance(index, Tracer) and (index is values.mask or same_value(
+        index.value, values.mask.value))
     if not same:
-        raise _refuse("writing x[traced_mask] back under another index (two traced masks "
-                      "are two values, even when computed alike)",
+        raise _refuse("writing x[traced_mask] back under another index (a mask that is not "
+                      "the same computation as the one read under)",
                       "compute the mask once and index with it twice: k = m < 0.3; "
                       "x[k] = x[k] * 3 + 1")
     if values.full.shape != x.shape:
