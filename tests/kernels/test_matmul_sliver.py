@@ -126,3 +126,19 @@ def test_sliver_spread_over_threads():
               "f32")
     finally:
         be.close()
+
+
+def test_col_groups_per_job():
+    """Jobs take runs of column groups (one scratch slot each) without making the busiest
+    thread run more groups than one group per job would: 16 groups on 2 threads are 2 jobs
+    of 8; on 3 threads 3 of 6 (6, 6, 4); one thread takes a whole row block; more threads
+    than groups keep one group per job."""
+    from accy_kernels.matmul_sliver import col_groups
+
+    assert col_groups(16, 1, 2) == 8
+    assert col_groups(16, 1, 3) == 6
+    assert col_groups(16, 1, 1) == 16
+    assert col_groups(16, 2, 2) == 16
+    assert col_groups(16, 1, 16) == 1
+    assert col_groups(5, 2, 3) == 2
+    assert col_groups(1, 4, 2) == 1

@@ -1,27 +1,32 @@
-"""``matmul.blocked`` with ``B`` packed inside the tile launch, one panel group per job
-(host targets).
+"""``matmul.blocked`` with ``B`` packed inside the tile launch, a run of panel groups per
+job (host targets).
 
 The separate pack of :mod:`accy_kernels.matmul_pack` writes the whole packed ``B`` and the
 tile launch reads it back from L3 once per row block: for an MLP layer's ``256x1024 @
 1024x1024`` f32 that pass (4 MiB read, 4 MiB written) cost about a tenth of the product,
-and a second launch (a thread-pool round trip). Here one work-group runs one *job*: the
-``NCJ`` column panels ``jg*NCJ <= jt < (jg+1)*NCJ`` of one k-block ``p0 <= p < p1`` and a
-block of up to ``MC`` row tiles. The group first copies its ``KC x NCJ*NR`` block of ``B``
+and a second launch (a thread-pool round trip). Here one work-group runs one *job*: a run of
+:func:`col_groups` column groups of one k-block ``p0 <= p < p1`` and a block of up to ``MC``
+row tiles, a column group being the ``NCJ`` column panels ``cg*NCJ <= jt < (cg+1)*NCJ``.
+For each of its column groups the job first copies the ``KC x NCJ*NR`` block of ``B``
 (row-major, unit column stride: ``NCJ*NV`` vector loads of one contiguous run per row)
 into its own slot of a scratch buffer, in the packed panel layout, then for each of its
 row tiles runs the :func:`accy_kernels.matmul_micro.microkernel` over the ``NCJ`` panels
 (read back from L2, where the copy left them) and stores each tile with the fused
-epilogue. This is the loop nest of Goto & van de Geijn 2008 (sec. 4-5) with the packing
-of ``B`` moved into the macro-kernel, as OpenBLAS's level-3 driver interleaves its copy of
-each ``B`` panel with the kernel calls that use it.
+epilogue. The next column group overwrites the same slot, still in L2: a thread writes
+one slot again and again, not a fresh one per column group (a 64-row MLP layer's 16
+groups wrote 4 MiB of scratch per call, evicted to L3). This is the loop nest of Goto &
+van de Geijn 2008 (sec. 4-5) with the packing of ``B`` moved into the macro-kernel, as
+OpenBLAS's level-3 driver interleaves its copy of each ``B`` panel with the kernel calls
+that use it.
 
 Row tiles outside panels: a row tile's ``MR x KC`` slice of ``A`` (read in place, or
-packed by :mod:`accy_kernels.matmul_pack`) stays in L1 across the ``NCJ`` panels, so a job
-reads its rows of ``A`` once. A block of ``B`` is copied once per row block, so the default
-row block holds every row tile up to :data:`MAX_JOB_ROWS` rows. Copying one panel per job
-read 64 bytes per 4 KiB-strided row (two cache lines for a numpy array, whose data sits 16
-bytes past a line) and cost about twice the separate pack; ``NCJ`` panels read runs of
-``NCJ * 64`` bytes (:func:`job_panels`). Partial column panels copy zeros past ``n``.
+packed by :mod:`accy_kernels.matmul_pack`) stays in L1 across the ``NCJ`` panels, so a
+column group reads its rows of ``A`` once. A block of ``B`` is copied once per row block,
+so the default row block holds every row tile up to :data:`MAX_JOB_ROWS` rows. Copying one
+panel per group read 64 bytes per 4 KiB-strided row (two cache lines for a numpy array,
+whose data sits 16 bytes past a line) and cost about twice the separate pack; ``NCJ``
+panels read runs of ``NCJ * 64`` bytes (:func:`job_panels`). Partial column panels copy
+zeros past ``n``.
 """
 
 from __future__ import annotations
@@ -31,11 +36,11 @@ import functools
 from accy.kernel import KernelBuilder, call
 
 from accy_kernels._common import ceil_div
-from accy_kernels.matmul_host import active, spread
+from accy_kernels.matmul_host import MIN_PARALLEL_WORK, active, host_threads, spread
 from accy_kernels.matmul_micro import microkernel, store_tile
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
 
-__all__ = ["MAX_JOB_ROWS", "PANELS", "job_panels", "plan_sliver", "sliver_kernel"]
+__all__ = ["MAX_JOB_ROWS", "PANELS", "col_groups", "job_panels", "plan_sliver", "sliver_kernel"]
 
 #: most rows of ``C`` one job computes from its copy of ``B`` (more rows: more row blocks,
 #: each copying its block of ``B`` again)
@@ -71,11 +76,12 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
     per job), slot (i64: scratch elements per job, at least ``ncj * (p1 - p0) * NR``).
     ``A`` as in :func:`accy_kernels.matmul_blocked.blocked_kernel` (in place with unit
     ``p`` stride, or packed panels when ``pack_a``). Work-group ``g`` whose low ``shift``
-    bits are zero runs job ``t = g >> shift``: batch, then row block, then column group of
-    ``ncj`` panels. The idle groups of :func:`accy_kernels.matmul_host.spread` (a power-of-two
-    stride here) test a mask, not a remainder: an integer division per idle group cost
-    some 20 us per call of the 4096 groups a 4-job 256^2 product takes on 2 threads (about
-    a tenth of each thread's part).
+    bits are zero runs job ``t = g >> shift``: batch, then row block, then the run of
+    ``col_groups`` (i32, the last scalar) column groups of ``ncj`` panels (the last run of
+    a row block may be shorter), all through scratch slot ``t``. The idle groups of
+    :func:`accy_kernels.matmul_host.spread` (a power-of-two stride here) test a mask, not
+    a remainder: an integer division per idle group cost some 20 us per call of the 4096
+    groups a 4-job 256^2 product takes on 2 threads (about a tenth of each thread's part).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
@@ -94,68 +100,88 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
     b_off, b_sb, b_sp = (kb.scalar(x, "i64") for x in ("b_off", "b_sb", "b_sp"))
     p_lo, p_hi = kb.scalar("p0", "i64"), kb.scalar("p1", "i64")
     mcb, slot = kb.scalar("mc_tiles", "i32"), kb.scalar("slot", "i64")
+    gpj = kb.scalar("col_groups", "i32")
     g, lid = kb.group_id(), kb.local_id()
     zero = kb.const(0, dtype)
     mask = (kb.const(1, "i32") << shift) - 1
     with active(kb, ((g & mask) == 0) & ((g >> shift) < jobs), True):
         t = kb.let("sv_t", g >> shift)
         gn = kb.let("sv_gn", (tn + (ncj - 1)) / ncj)  # column groups per row block
-        per = kb.let("sv_per", ((tm + (mcb - 1)) / mcb) * gn)
+        jpr = kb.let("sv_jpr", (gn + (gpj - 1)) / gpj)  # jobs per row block
+        per = kb.let("sv_per", ((tm + (mcb - 1)) / mcb) * jpr)
         bt = kb.let("sv_bt", t / per)
-        ic = kb.let("sv_ic", (t % per) / gn)
-        jt0 = kb.let("sv_jt0", ((t % per) % gn) * ncj)
-        j00 = kb.let("sv_j00", jt0 * nr)
-        src = kb.let("sv_src", b_off + bt.cast("i64") * b_sb + j00.cast("i64"))
+        ic = kb.let("sv_ic", (t % per) / jpr)
+        cg0 = kb.let("sv_cg0", ((t % per) % jpr) * gpj)
+        cg1 = kb.let("sv_cg1", call("min", gn, cg0 + gpj))
         kcb = kb.let("sv_kcb", p_hi - p_lo)
         dst = kb.let("sv_dst", t.cast("i64") * slot)
-
-        def copy_all(whole: bool) -> None:
-            with kb.for_(kb.fresh("sv_p"), p_lo, p_hi) as p:
-                for q in range(ncj):
-                    for v in range(nv):
-                        col = q * nr + v * lanes
-                        at = dst + kcb * (q * nr) + (p - p_lo) * nr + (lid.cast("i64") + v * lanes)
-                        val = b[src + p * b_sp + (lid.cast("i64") + col)]
-                        if whole:
-                            kb.store(bp, at, val)
-                            continue
-                        # loaded in bounds only; no min() clamp in an index (see
-                        # store_element's ``inside``)
-                        with kb.if_(j00 + col + lid < n):
-                            kb.store(bp, at, val)
-                        with kb.else_():
-                            kb.store(bp, at, zero)
-                kb.barrier()
-
-        with kb.if_(j00 + ncj * nr <= n):
-            copy_all(True)
-        with kb.else_():
-            copy_all(False)
         k64 = kb.let("sv_k", k.cast("i64"))
         rt_lo = kb.let("sv_rtlo", ic * mcb)
         rt_hi = kb.let("sv_rthi", call("min", tm, rt_lo + mcb))
-        nq = kb.let("sv_nq", call("min", kb.const(ncj, "i32"), tn - jt0))
-        with kb.for_("sv_rt", rt_lo, rt_hi) as rt:
-            if pack_a:  # element (r, p) at a0 + p*mr + r
-                a0 = kb.let("sv_abase", bt.cast("i64") * a_sb + rt.cast("i64") * k64 * mr)
-                load_a = lambda p, r: a[a0 + p * mr + r]  # noqa: E731
-            else:
-                base = a_off + bt.cast("i64") * a_sb
-                rows_a = [kb.let(f"sv_arow{r}", base + call("min", rt * mr + r, m - 1)
-                                 .cast("i64") * a_si) for r in range(mr)]
-                load_a = lambda p, r: a[rows_a[r] + p]  # noqa: E731
-            i0 = kb.let("sv_i0", rt * mr)
-            rows = [kb.let(f"sv_crow{r}", (bt * m + i0 + r).cast("i64") * n.cast("i64"))
-                    for r in range(mr)]
-            with kb.for_("sv_q", 0, nq) as q:
-                pan = kb.let("sv_pan", dst + q.cast("i64") * kcb * nr - p_lo * nr)
-                acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
-                microkernel(kb, acc, load_a,
-                            lambda p, v: bp[pan + p * nr + (lid.cast("i64") + v * lanes)],
-                            p_lo, p_hi, ku)
-                store_tile(kb, c, epilogue, acc, bt, i0, (jt0 + q) * nr, m, n, lid, rows,
-                           lanes, True, accumulate, inside=True)
+        with kb.for_("sv_cg", cg0, cg1) as cg:  # one slot, reused: it stays in L2
+            jt0 = kb.let("sv_jt0", cg * ncj)
+            j00 = kb.let("sv_j00", jt0 * nr)
+            src = kb.let("sv_src", b_off + bt.cast("i64") * b_sb + j00.cast("i64"))
+
+            def copy_all(whole: bool) -> None:
+                with kb.for_(kb.fresh("sv_p"), p_lo, p_hi) as p:
+                    for q in range(ncj):
+                        for v in range(nv):
+                            col = q * nr + v * lanes
+                            at = dst + kcb * (q * nr) + (p - p_lo) * nr \
+                                + (lid.cast("i64") + v * lanes)
+                            val = b[src + p * b_sp + (lid.cast("i64") + col)]
+                            if whole:
+                                kb.store(bp, at, val)
+                                continue
+                            # loaded in bounds only; no min() clamp in an index (see
+                            # store_element's ``inside``)
+                            with kb.if_(j00 + col + lid < n):
+                                kb.store(bp, at, val)
+                            with kb.else_():
+                                kb.store(bp, at, zero)
+                    kb.barrier()
+
+            with kb.if_(j00 + ncj * nr <= n):
+                copy_all(True)
+            with kb.else_():
+                copy_all(False)
+            nq = kb.let("sv_nq", call("min", kb.const(ncj, "i32"), tn - jt0))
+            _row_tiles(kb, (c, a, bp), (m, n, tm, mcb), (bt, rt_lo, rt_hi, jt0, nq),
+                       (a_off, a_sb, a_si, k64, dst, kcb, p_lo, p_hi),
+                       (mr, lanes, nv, ku, pack_a, epilogue, accumulate), lid, zero)
     return kb.build()
+
+
+def _row_tiles(kb, bufs, sizes, where, addr, shape, lid, zero) -> None:
+    """The row tiles ``rt_lo <= rt < rt_hi`` of one column group (panels ``jt0 ...
+    jt0 + nq``) against the group's packed block at ``dst`` (see :func:`sliver_kernel`)."""
+    c, a, bp = bufs
+    m, n, tm, _mcb = sizes
+    bt, rt_lo, rt_hi, jt0, nq = where
+    a_off, a_sb, a_si, k64, dst, kcb, p_lo, p_hi = addr
+    mr, lanes, nv, ku, pack_a, epilogue, accumulate = shape
+    nr = lanes * nv
+    with kb.for_(kb.fresh("sv_rt"), rt_lo, rt_hi) as rt:
+        if pack_a:  # element (r, p) at a0 + p*mr + r
+            a0 = kb.let(kb.fresh("sv_abase"), bt.cast("i64") * a_sb + rt.cast("i64") * k64 * mr)
+            load_a = lambda p, r: a[a0 + p * mr + r]  # noqa: E731
+        else:
+            base = a_off + bt.cast("i64") * a_sb
+            rows_a = [kb.let(kb.fresh(f"sv_arow{r}_"), base + call("min", rt * mr + r, m - 1)
+                             .cast("i64") * a_si) for r in range(mr)]
+            load_a = lambda p, r: a[rows_a[r] + p]  # noqa: E731
+        i0 = kb.let(kb.fresh("sv_i0"), rt * mr)
+        rows = [kb.let(kb.fresh(f"sv_crow{r}_"), (bt * m + i0 + r).cast("i64") * n.cast("i64"))
+                for r in range(mr)]
+        with kb.for_(kb.fresh("sv_q"), 0, nq) as q:
+            pan = kb.let(kb.fresh("sv_pan"), dst + q.cast("i64") * kcb * nr - p_lo * nr)
+            acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
+            microkernel(kb, acc, load_a,
+                        lambda p, v: bp[pan + p * nr + (lid.cast("i64") + v * lanes)],
+                        p_lo, p_hi, ku)
+            store_tile(kb, c, epilogue, acc, bt, i0, (jt0 + q) * nr, m, n, lid, rows,
+                       lanes, True, accumulate, inside=True)
 
 
 def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) -> None:
@@ -170,7 +196,11 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     nr = lanes * nv
     tm, tn = ceil_div(prob.m, mr), ceil_div(prob.n, nr)
     mcb = max(1, min(mcb, tm))
-    jobs = prob.batch * ceil_div(tm, mcb) * ceil_div(tn, ncj)
+    gn = ceil_div(tn, ncj)
+    blocks_m = prob.batch * ceil_div(tm, mcb)
+    threads = host_threads(backend) if prob.flops >= MIN_PARALLEL_WORK else 1
+    gpj = col_groups(gn, blocks_m, threads)
+    jobs = blocks_m * ceil_div(gn, gpj)
     slot = ncj * kc * nr
     bp = plan.temp(prob.dtype, jobs * slot)
     shift = max(0, spread(backend, jobs, lanes, prob.flops) - 1).bit_length()
@@ -185,4 +215,22 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
                                epilogue if last else NO_EPILOGUE, n_blk > 0)
         plan.launch(kernel, jobs << shift, [out, bp, a, b, *(extra if last else ())],
                     [*scalars, ("i64", p0), ("i64", min(prob.k, p0 + kc)), ("i32", mcb),
-                     ("i64", slot)])
+                     ("i64", slot), ("i32", gpj)])
+
+
+def col_groups(groups: int, blocks: int, threads: int) -> int:
+    """Column groups per job: ``groups`` of each of ``blocks`` row blocks shared by
+    ``threads`` threads, the pool giving each thread a contiguous range of jobs. The most
+    groups per job whose busiest thread (``ceil(jobs / threads)`` jobs) runs no more
+    groups than with one group per job: each job copies into one scratch slot, so a thread
+    writes one slot again and again (in L2) instead of a fresh one per group (16 slots of
+    256 KiB for a 64-row MLP layer's ``W``: 4 MiB written to L3 and evicted each call)."""
+    if groups <= 1:
+        return 1
+    if threads <= 1:
+        return groups
+    best = ceil_div(blocks * groups, threads)  # groups of the busiest thread, one per job
+    for per in range(groups, 0, -1):
+        if ceil_div(blocks * ceil_div(groups, per), threads) * per <= best:
+            return per
+    return 1
