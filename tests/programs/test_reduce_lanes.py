@@ -154,3 +154,21 @@ def test_column_reduction_split_on_cpu(shape, axis):
     got = f(x)
     np.testing.assert_array_equal(np.asarray(got[0]), x.sum(axis=axis))
     np.testing.assert_array_equal(np.asarray(got[1]), x.max(axis=axis))
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 7, 13])
+def test_column_rows_per_step_keep_row_order(rows):
+    """A column reduction adds COLUMN_ROWS rows per step (and a tail of fewer): still in
+    row order, so an unsplit f32 axis-0 sum is bitwise numpy's (sequential over the rows
+    for a C-contiguous array); NaN in a step row and in a tail row propagates."""
+    x = np.random.default_rng(rows).standard_normal((rows, 300)).astype(np.float32) * 1e3
+    x[:, 7] = np.float32(1e-3)  # a small addend after large ones: the order shows
+    x[0, 7] = np.float32(1e8)
+    y = x.copy()
+    y[rows - 1, 11] = np.nan  # the last row: the tail when rows % COLUMN_ROWS
+    y[min(1, rows - 1), 12] = np.nan
+    got = accy.jit(lambda a, b: (anp.sum(a, axis=0), anp.max(b, axis=0), anp.min(b, axis=0)),
+                   backend="cpu")(x, y)
+    np.testing.assert_array_equal(np.asarray(got[0]), x.sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(got[1]), y.max(axis=0))
+    np.testing.assert_array_equal(np.asarray(got[2]), y.min(axis=0))

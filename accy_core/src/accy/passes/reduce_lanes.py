@@ -16,6 +16,8 @@ backend's pool split by work-items. A ``lanes`` kernel views the reduced operand
   accumulators to which each reduced row adds a contiguous run — the order numpy's own
   axis-0 reduction adds in (on host targets a long one is first split into partial sums
   over row blocks, :mod:`accy.passes.reduction_split`, which are then added in order).
+  Each step adds :data:`COLUMN_ROWS` rows, in row order, to an accumulator loaded and
+  stored once (8-wide SIMD over the columns), so the order is unchanged.
 
 Max/min propagate NaN per lane and across lanes as ``numpy.max`` does. Non-contiguous
 reduced axes and contractions have no ``lanes`` form (:func:`lanes_view` returns None).
@@ -46,8 +48,8 @@ from accy.kernel import (
 )
 from accy.passes.kernel_exprs import IDX, Index, combine, const_i, identity
 
-__all__ = ["BLOCK_STEPS", "COLUMN_BYTES", "COLUMN_WIDTH", "ROW_LANES", "column_width",
-           "emit_lanes", "lanes_view"]
+__all__ = ["BLOCK_STEPS", "COLUMN_BYTES", "COLUMN_ROWS", "COLUMN_WIDTH", "ROW_LANES",
+           "column_width", "emit_lanes", "lanes_view"]
 
 #: Accumulators of a row reduction (four 256-bit registers of f32, eight of f64; with 16
 #: the SLP vectorizer packs float max/min lanes only two at a time).
@@ -64,6 +66,12 @@ COLUMN_WIDTH = 512
 #: from splitting the reduced rows (:mod:`accy.passes.reduction_split`), not from narrower
 #: column blocks.
 COLUMN_BYTES = 16384
+#: Reduced rows per step of a column reduction: each step loads an accumulator once, adds
+#: this many rows' elements to it in row order and stores it once (one row per step cost a
+#: load and a store of the accumulator per element: [4096, 4096] f32 axis 0 in C on this
+#: 2-core EPYC, 1 thread 3.6-3.8 ms per row, 2.9-3.0 ms by 4, 3.5 ms by 8; 2 threads 2.7 ms,
+#: 1.8-2.0 ms by 4).
+COLUMN_ROWS = 4
 
 
 def lanes_view(root: Operation | None) -> tuple[int, int, int] | None:
@@ -185,18 +193,32 @@ def _column(em: Any, kind: str, dtype: str, load, t: Var, b_n: int, r_n: int,
         def wrap(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
             return (If(Binary("lt", b, const_i(b_n), "bool"), body),) if guard else body
 
-        def step() -> None:
-            acc = SharedLoad("lanes", slot, dtype)
-            em.stmts.append(SharedStore("lanes", slot, _combine(kind, acc, load(a, r, b))))
+        def step(rows: list[Expr]) -> None:
+            acc: Expr = SharedLoad("lanes", slot, dtype)
+            for row in rows:  # in row order: the same sum as one row per step
+                acc = _combine(kind, acc, load(a, row, b))
+            em.stmts.append(SharedStore("lanes", slot, acc))
+
+        def run(rows: list[Expr]) -> For:
+            return For("j", const_i(0), const_i(width), const_i(1),
+                       wrap(tuple(em.nested(lambda: step(rows)))))
 
         init = For("j", const_i(0), const_i(width), const_i(1),
                    wrap((SharedStore("lanes", slot, identity(kind, dtype)),)))
-        run = For("j", const_i(0), const_i(width), const_i(1), wrap(tuple(em.nested(step))))
-        rows = For("r", const_i(0), const_i(r_n), const_i(1), (run,))
+        steps = r_n // COLUMN_ROWS
+        rq = Var("rq", IDX)
+        r0 = Binary("mul", rq, const_i(COLUMN_ROWS), IDX)
+        block = [Binary("add", r0, const_i(q), IDX) if q else r0 for q in range(COLUMN_ROWS)]
+        loops: list[Stmt] = [init]
+        if steps:
+            loops.append(For("rq", const_i(0), const_i(steps), const_i(1), (run(block),)))
+        if steps * COLUMN_ROWS < r_n:
+            loops.append(For("r", const_i(steps * COLUMN_ROWS), const_i(r_n), const_i(1),
+                             (run([r]),)))
         o = Binary("add", Binary("mul", a, const_i(b_n), IDX), b, IDX)
-        store = For("j", const_i(0), const_i(width), const_i(1),
-                    wrap((Store("out0", o, SharedLoad("lanes", slot, dtype)),)))
-        return init, rows, store
+        loops.append(For("j", const_i(0), const_i(width), const_i(1),
+                         wrap((Store("out0", o, SharedLoad("lanes", slot, dtype)),))))
+        return tuple(loops)
 
     if b_n % width == 0:
         return head + list(loops(False))
