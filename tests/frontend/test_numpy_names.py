@@ -194,3 +194,36 @@ def test_unsupported_names_and_methods_name_the_line() -> None:
     with pytest.raises(accy.errors.VerifyError, match="argmax"):
         accy.jit(lambda a: anp.argmax(a[:0]))(X)
     assert not hasattr(accy.jit(lambda a: a), "nonexistent")
+
+
+WHERE_REDUCTIONS = {
+    "sum where": lambda a: a.sum(where=a > 0.5),
+    "sum axis where": lambda a: np.sum(a, axis=0, where=a > 0.5),
+    "sum keepdims broadcast where": lambda a: a.sum(axis=1, keepdims=True,
+                                                    where=np.array([[True], [False], [True]])),
+    "mean axis where": lambda a: a.mean(axis=1, where=a > 0.3),
+    "mean list where": lambda a: np.mean(a, where=[True, False, True, True]),
+    "max initial where": lambda a: np.max(a, axis=1, initial=-1.0, where=a < 0.5),
+    "min initial where": lambda a: a.min(initial=9.0, where=a > 0.5),
+}
+
+
+@pytest.mark.parametrize("case", list(WHERE_REDUCTIONS))
+@pytest.mark.parametrize("dt", [np.float64, np.int32])
+def test_reductions_with_where_equal_numpy(case: str, dt) -> None:
+    """numpy's ``where=`` mask; max/min take ``initial`` in ``a``'s dtype, as numpy's."""
+    a = (np.arange(12).reshape(3, 4) % 5 / 4).astype(dt) if dt != np.int32 else \
+        (np.arange(12).reshape(3, 4) % 5).astype(dt)
+    fn = WHERE_REDUCTIONS[case]
+    with np.errstate(all="ignore"):
+        want = fn(a)
+    got = accy.jit(fn)(a)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    if case.startswith(("max", "min")):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_max_with_where_needs_initial() -> None:
+    with pytest.raises(accy.errors.VerifyError, match="needs initial="):
+        accy.jit(lambda a: a.max(where=a > 0.5))(np.ones(3))

@@ -410,38 +410,88 @@ def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
 
 
-def sum(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:  # noqa: A001
+def _masked(a: Any, where_: Any, fill: Any) -> Any:
+    """``a`` with the elements outside numpy's ``where=`` mask replaced by ``fill``."""
+    if where_ is None or where_ is True:
+        return a
+    return where(where_, a, fill)
+
+
+def sum(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,  # noqa: A001
+        where: Any = None) -> Any:
     """Sum over ``axis`` (int, tuple or None for all); bool counts as i32, 8- and 16-bit
     integers accumulate in (u)int64 as numpy's do (:func:`sum_dtype`); ``dtype``: the
-    accumulator and result dtype (the input is cast to it first)."""
+    accumulator and result dtype (the input is cast to it first); ``where``: a bool mask
+    broadcast against ``a``, elements outside it count as 0 (numpy's)."""
+    if trace_of(a, where) is None:
+        return np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype,
+                      **({} if where is None else {"where": where}))
     if dtype is not None:
-        if trace_of(a) is None:
-            return np.sum(a, axis=axis, keepdims=keepdims, dtype=dtype)
         a = astype(a, dtype)
-    return _reduce("sum", np.sum, a, axis, keepdims)
+    return _reduce("sum", np.sum, _masked(a, where, 0), axis, keepdims)
 
 
-def mean(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Any:
-    """Mean over ``axis``; integer input gives f32; ``dtype`` as for :func:`sum`."""
+def mean(a: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None,
+         where: Any = None) -> Any:
+    """Mean over ``axis``; integer input gives f32; ``dtype`` as for :func:`sum`;
+    ``where``: the mean of the elements inside the mask (NaN where none is, as numpy's)."""
+    if trace_of(a, where) is None:
+        return np.mean(a, axis=axis, keepdims=keepdims, dtype=dtype,
+                       **({} if where is None else {"where": where}))
     if dtype is not None:
-        if trace_of(a) is None:
-            return np.mean(a, axis=axis, keepdims=keepdims, dtype=dtype)
         a = astype(a, dtype)
-    return _reduce("mean", np.mean, a, axis, keepdims)
+    if where is None or where is True:
+        return _reduce("mean", np.mean, a, axis, keepdims)
+    tr = trace_of(a, where)
+    v = value_of(tr, a)
+    if not v.type.dtype.is_float:
+        v = tr.fb.cast(v, DType.F32)
+    total = _reduce("sum", np.sum, _masked(wrap(tr, v), where, 0), axis, keepdims)
+    ones = value_of(tr, _masked(np.asarray(1, v.type.dtype.numpy), where, 0), v.type.dtype)
+    shape = broadcast_shape("mean(where=)", tuple(ones.type.shape), tuple(v.type.shape))
+    count = _reduce("sum", np.sum, wrap(tr, tr.fb.broadcast_to(ones, shape)), axis, keepdims)
+    return divide(total, count)
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
-    """Maximum over ``axis`` (and ``initial``, when given, as numpy's)."""
-    if initial is not None:
-        return maximum(_reduce("max", np.max, a, axis, keepdims), initial)
-    return _reduce("max", np.max, a, axis, keepdims)
+def _extreme(kind: str, np_fn: Any, a: Any, axis: Any, keepdims: bool, initial: Any,
+             where_: Any) -> Any:
+    if trace_of(a, where_) is None:
+        extra = {} if where_ is None else {"where": where_}
+        return np_fn(a, axis=axis, keepdims=keepdims,
+                     **({} if initial is None else {"initial": initial}), **extra)
+    if initial is not None and isinstance(a, Tracer) and not isinstance(initial, Tracer):
+        initial = np.asarray(initial).astype(a.accy_dtype.numpy)  # numpy casts it to a's
+    if where_ is not None and where_ is not True:
+        if initial is None:
+            raise VerifyError(f"{kind} with where= at {user_location()} needs initial= (the "
+                              "value where the mask selects nothing), as numpy's does")
+        a = _masked(a, where_, initial)
+    out = _reduce(kind, np_fn, a, axis, keepdims)
+    if initial is None:
+        return out
+    return (maximum if kind == "max" else minimum)(out, initial)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None) -> Any:  # noqa: A001
-    """Minimum over ``axis`` (and ``initial``, when given, as numpy's)."""
-    if initial is not None:
-        return minimum(_reduce("min", np.min, a, axis, keepdims), initial)
-    return _reduce("min", np.min, a, axis, keepdims)
+def max(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,  # noqa: A001
+        where: Any = None) -> Any:
+    """Maximum over ``axis`` (and ``initial``, when given, as numpy's); ``where`` needs
+    ``initial``.
+
+    Raises:
+        VerifyError: ``where`` without ``initial``.
+    """
+    return _extreme("max", np.max, a, axis, keepdims, initial, where)
+
+
+def min(a: Any, axis: Any = None, keepdims: bool = False, initial: Any = None,  # noqa: A001
+        where: Any = None) -> Any:
+    """Minimum over ``axis`` (and ``initial``, when given, as numpy's); ``where`` needs
+    ``initial``.
+
+    Raises:
+        VerifyError: ``where`` without ``initial``.
+    """
+    return _extreme("min", np.min, a, axis, keepdims, initial, where)
 
 
 amax, amin = max, min
