@@ -20,7 +20,8 @@ def test_numpy_workload_matches_builder_and_numpy(backend: str, name: str) -> No
     (want,) = w.reference(w.inputs)
     assert_close(got, want, scale=10, what=f"{name} vs numpy")
     assert_close(got, builder_out, scale=10, what=f"{name} vs builder")
-    assert jitted.trace_count == 1
+    # traced once, or not at all when the jit index knew it (docs/caches.md)
+    assert jitted.trace_count + jitted.index_hits == 1
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
@@ -39,12 +40,12 @@ def test_retrace_counts_and_compile_exposes_stages(backend: str) -> None:
     jitted = accy.jit(WORKLOADS["mlp_two_layer"], backend=backend)
     jitted(*w.inputs)
     jitted(*w.inputs)
-    assert jitted.trace_count == 1
+    assert jitted.trace_count + jitted.index_hits == 1  # an index hit traces nothing
     w2 = build("mlp_two_layer", 32, 8)
     jitted(*w2.inputs)
-    assert jitted.trace_count == 2
+    assert jitted.trace_count + jitted.index_hits == 2
     exe = jitted.compile(*w.inputs)
-    assert jitted.trace_count == 2
+    assert jitted.trace_count + jitted.index_hits == 2
     assert exe.kernel_count >= 1
     assert "func @mlp_two_layer" in exe.stage_text("contract")
     assert "kernel" in exe.stage_text("kernel")

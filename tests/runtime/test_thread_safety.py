@@ -91,7 +91,7 @@ for t in threads:
     t.start()
 for t in threads:
     t.join()
-print(bad or (f.trace_count, g.trace_count, len(exes)))
+print(bad or (f.trace_count + f.index_hits, g.trace_count + g.index_hits, len(exes)))
 """
 
 

@@ -47,18 +47,30 @@ _LEAF = ("*",)  # the tree of a single array result
 
 class _Entry:
     """A traced signature: its module, result tree, executable and, once it ran through
-    the small-call path, that path's function (``fast``, see ``Jitted.__call__``)."""
+    the small-call path, that path's function (``fast``, see ``Jitted.__call__``). An entry
+    from the jit index has no module until one is asked for (``retrace`` makes it)."""
 
-    __slots__ = ("module", "out_tree", "executable", "writes", "fast", "single")
+    __slots__ = ("_module", "retrace", "out_tree", "executable", "writes", "fast", "single",
+                 "index_key")
 
-    def __init__(self, module: Module, out_tree: Any, executable: Any = None,
-                 writes: tuple[int, ...] = ()) -> None:
-        self.module = module
+    def __init__(self, module: Module | None, out_tree: Any, executable: Any = None,
+                 writes: tuple[int, ...] = (), retrace: Callable[[], Module] | None = None
+                 ) -> None:
+        self._module = module
+        self.retrace = retrace
         self.out_tree = out_tree
         self.executable = executable
         self.writes = writes  # argument leaves the function wrote into (extra results)
         self.fast: Any = None
         self.single = out_tree == _LEAF  # one array result: returned as it is
+        self.index_key: str | None = None  # its jit index key, to store once compiled
+
+    @property
+    def module(self) -> Module:
+        """The traced module (traced now for an entry that came from the jit index)."""
+        if self._module is None:
+            self._module = self.retrace()  # type: ignore[misc]
+        return self._module
 
 
 def _ir_name(fn: Callable[..., Any]) -> str:
@@ -96,7 +108,10 @@ class Jitted:
     Attributes:
         fn: the Python function.
         backend: backend name (``"cpu"``) or ``"reference"``.
-        trace_count: how many times ``fn`` has been traced (one per new signature).
+        trace_count: how many times ``fn`` has been traced (one per new signature, unless
+            the jit index knew it).
+        index_hits: signatures whose executable came from the jit index without a trace
+            (:mod:`accy.frontend.jit_index`; ``docs/caches.md``).
     """
 
     def __init__(self, fn: Callable[..., Any], backend: str = "cpu",
@@ -106,6 +121,7 @@ class Jitted:
         self.static_argnums = frozenset(int(i) for i in static_argnums)
         self.name = name or _ir_name(fn)
         self.trace_count = 0
+        self.index_hits = 0
         self._cache: dict[Any, _Entry] = {}
         # (numpy dtype, shape) of each positional array argument → entry: calls with plain
         # C-contiguous numpy arrays skip the signature's flattening (see __call__)
@@ -140,12 +156,15 @@ class Jitted:
         return key, leaves, types
 
     def _trace(self, args: tuple, kwargs: dict, types: list[TensorType]) -> _Entry:
+        return self._trace_tree(flatten((_mark_static(args, self.static_argnums), kwargs), []),
+                                types)
+
+    def _trace_tree(self, arg_tree: Any, types: list[TensorType]) -> _Entry:
         self.trace_count += 1
         b = Builder()
         fb = b.begin_function(self.name, params=types)
         trace = Trace(fb, self.name)
         tracers = [Tracer(fb.param(i), trace) for i in range(len(types))]
-        arg_tree = flatten((_mark_static(args, self.static_argnums), kwargs), [])
         with tracing(trace):
             targs, tkwargs = unflatten(arg_tree, tracers)
             out = _call_traced(self.fn, _unmark(targs), tkwargs)
@@ -159,6 +178,35 @@ class Jitted:
             b.add_function(body)
         return _Entry(b.finish(), out_tree, writes=writes)
 
+    def _index_key(self, key: Any) -> str | None:
+        if self.backend == REFERENCE:
+            return None
+        from accy.frontend import jit_index
+
+        return jit_index.index_key(self.fn, self.name, self.backend, self.static_argnums, key)
+
+    def _known(self, ikey: str, args: tuple, kwargs: dict,
+               types: list[TensorType]) -> _Entry | None:
+        """The entry of a signature the jit index knows (its executable loaded, nothing
+        traced), or None."""
+        from accy.frontend import jit_index
+        from accy.runtime.compiler import compile_known
+
+        known = jit_index.load(ikey)
+        if known is None:
+            return None
+        arg_tree = flatten((_mark_static(args, self.static_argnums), kwargs), [])
+
+        def retrace() -> Module:
+            with self._lock:
+                return self._trace_tree(arg_tree, types).module
+
+        exe = compile_known(known.module, known.function, self.backend, retrace)
+        if exe is None:
+            return None
+        self.index_hits += 1
+        return _Entry(None, known.out_tree, exe, known.writes, retrace)
+
     def _entry(self, args: tuple, kwargs: dict) -> tuple[_Entry, list[Any]]:
         key, leaves, types = self._signature(args, kwargs)
         entry = self._cache.get(key)
@@ -168,7 +216,14 @@ class Jitted:
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    entry = self._cache[key] = self._trace(args, kwargs, types)
+                    ikey = self._index_key(key)
+                    entry = self._known(ikey, args, kwargs, types) if ikey else None
+                    if entry is None:
+                        entry = self._trace(args, kwargs, types)
+                        # stored once compiled, if what the trace read is as it was keyed
+                        if ikey is not None and self._index_key(key) == ikey:
+                            entry.index_key = ikey
+                    self._cache[key] = entry
         return entry, leaves
 
     # ------------------------------------------------------------ public API
@@ -204,6 +259,14 @@ class Jitted:
             with self._lock:  # first one in wins: every thread runs the one kept
                 if entry.executable is None:
                     entry.executable = exe
+                ikey, entry.index_key = entry.index_key, None
+            if ikey is not None:
+                from accy.frontend import jit_index
+
+                module = entry.module
+                jit_index.store(ikey, jit_index.Known(module.fingerprint(),
+                                                      module.functions[0].name,
+                                                      entry.out_tree, entry.writes))
         return entry.executable
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

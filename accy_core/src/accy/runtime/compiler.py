@@ -16,8 +16,8 @@ from accy.hashing import sha256
 from accy.ir import Module
 from accy.runtime.resources import release_all
 
-__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel", "load_all",
-           "load_kernels", "program_key"]
+__all__ = ["artifact_key", "clear_memory_cache", "compile", "compile_kernel", "compile_known",
+           "load_all", "load_kernels", "program_key"]
 
 _MEMORY: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
@@ -192,6 +192,56 @@ def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: 
         raise
 
 
+def _stages_of(be: Any, backend: str, get_module: Any, launch: Any, tuning: bool,
+               verify_each: bool) -> Any:
+    """``stages(snapshots=True)``: run the six stages on ``get_module()`` for live backend
+    ``be`` (imports the passes: not needed on a pipeline-cache hit)."""
+
+    def stages(snapshots: bool = True) -> list[Any]:
+        from accy.passes import PassContext, run_stages
+
+        ctx = PassContext(target_profile=be.target_profile(), backend=backend)
+        _launch_options(ctx, be.capabilities().device_fingerprint, launch, tuning)
+        return run_stages(get_module(), ctx, until="target", verify_each=verify_each,
+                          snapshots=snapshots)
+
+    return stages
+
+
+def compile_known(module_fingerprint: str, function: str, backend: str,
+                  get_module: Any) -> Any | None:
+    """The executable that ``compile(module, backend)`` (default options) would return for
+    a module known by its fingerprint alone (the jit index, :mod:`accy.frontend.jit_index`):
+    from this process's executables, else from the pipeline cache's launch graph; ``None``
+    when neither has it (or the disk cache is off). ``get_module()`` returns the module
+    itself, called only if ``exe.stages`` or ``exe.module`` are read.
+
+    Raises:
+        BackendUnavailable: unknown backend, or its probe says it cannot run here.
+        BackendError: loading the program's kernels failed.
+    """
+    from accy.plugins import open_backend
+    from accy.runtime.pipeline_cache import load_graph, pipeline_key
+
+    if _disk_cache() is None:
+        return None
+    be = open_backend(backend)
+    caps = be.capabilities()
+    launch_key = _launch_key(None, True)
+    key = (module_fingerprint, backend, caps.device_fingerprint, function, False, launch_key)
+    with _LOCK:
+        hit = _MEMORY.get(key)
+    if hit is not None:
+        return hit
+    graph = load_graph(pipeline_key(module_fingerprint, function, be, (False, launch_key)))
+    if graph is None:
+        return None
+    stages = _stages_of(be, backend, get_module, None, True, False)
+    exe = _executable(be, graph, None, {"pipeline_hits": 1}, stages, function)
+    with _LOCK:
+        return _MEMORY.setdefault(key, exe)
+
+
 def compile(module: Module, backend: str = "cpu", *, function: str | None = None,
             verify_each: bool = False, use_cache: bool = True, launch: Any = None,
             tuning: bool = True) -> Any:
@@ -246,13 +296,7 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     graph = load_graph(pkey) if pkey is not None else None
     stats: dict[str, int] = {}
 
-    def stages(snapshots: bool = True) -> list[Any]:
-        from accy.passes import PassContext, run_stages  # not needed on a pipeline-cache hit
-
-        ctx = PassContext(target_profile=be.target_profile(), backend=backend)
-        _launch_options(ctx, caps.device_fingerprint, launch, tuning)
-        return run_stages(module, ctx, until="target", verify_each=verify_each,
-                          snapshots=snapshots)
+    stages = _stages_of(be, backend, lambda: module, launch, tuning, verify_each)
 
     final = None
     if graph is not None:
