@@ -204,6 +204,8 @@ def main() -> None:
     p.add_argument("--tuned", action="store_true",
                    help="compare the default and the tuned choices per family in one run")
     p.add_argument("--samples", type=int, default=5, help="--tuned: timed sweep launches")
+    p.add_argument("--only", choices=("dense", "spmv"),
+                   help="only the dense families' rows, or only the SpMV rows")
     a = p.parse_args()
     n, be, r = a.n, a.backend, a.repeat
     if a.tuned:
@@ -217,11 +219,14 @@ def main() -> None:
     print(f"n = {n} elements, backend {be}, best of {r}, {threads} threads "
           f"(load average {os.getloadavg()[0]:.1f})")
     with threadpool_limits(threads):
-        table(n, be, r, a.rows, rng)
+        if a.only != "spmv":
+            dense(n, be, r, rng)
+        if a.only != "dense":
+            spmv_rows(be, r, a.rows, rng)
 
 
-def table(n: int, be: str, r: int, rows: int, rng: np.random.Generator) -> None:
-    """Every family row of the issue 14 table, in one run."""
+def dense(n: int, be: str, r: int, rng: np.random.Generator) -> None:
+    """The dense family rows of the issue 14 table."""
     reductions(rng, be, r)
 
     src = rng.standard_normal(n).astype(np.float32)
@@ -255,6 +260,9 @@ def table(n: int, be: str, r: int, rows: int, rng: np.random.Generator) -> None:
         best(lambda: ak.random.uniform(n, 1, backend=be), r),
         best(lambda: gen.random(n, dtype=np.float32), r), "Generator(Philox).random")
 
+
+def spmv_rows(be: str, r: int, rows: int, rng: np.random.Generator) -> None:
+    """The SpMV rows (CSR and SELL) of the issue 14 table against scipy's CSR product."""
     mats = []
     # the small SuiteSparse matrices of the repository (issue 14: Python per call), then the
     # optional large ones, then the power-law one

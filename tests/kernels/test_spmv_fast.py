@@ -198,3 +198,94 @@ def test_whole_rows_kernel_sums_as_the_windowed_one():
         fast = ak.spmv(a, x)
         assert spmv_fast.prepared_count() >= 1
         np.testing.assert_array_equal(fast, ak.spmv(a, x, variant="csr_scalar"))
+
+
+def test_out_of_range_entries_raise_naming_the_position():
+    a = _matrix(30, 20, 0.3, seed=11)
+    x = np.random.default_rng(11).standard_normal(20)
+    bad = a.copy()
+    bad.indices[5] = 20  # built so: refused before anything is prepared
+    with pytest.raises(InputError, match=r"A.indices\[5\] = 20 .* out of range for 20"):
+        ak.spmv(bad, x)
+    with pytest.raises(InputError, match=r"A.indices\[5\] = 20"):
+        ak.spmv(bad, x, variant="csr_scalar")  # the ordinary path checks as well
+    ak.spmv(a, x)
+    assert spmv_fast.prepared_count() == 1
+    j = a.nnz - 1
+    a.indices[j] = -3  # an in-place edit after preparing: caught by the check kernel
+    with pytest.raises(InputError, match=rf"A.indices\[{j}\] = -3 \(row \d+\)"):
+        ak.spmv(a, x)
+    a.indices[j] = 0
+    a.indptr[4] = a.indptr[5] + 1  # row pointers that decrease
+    with pytest.raises(InputError, match=r"indptr decreases at row 4"):
+        ak.spmv(a, x)
+    a.indptr[4] = a.indptr[5]
+    a.indptr[-1] = a.indices.size + 1  # past the stored entries
+    with pytest.raises(InputError, match=r"exceeds the \d+ stored entries"):
+        ak.spmv(a, x)
+    a.indptr[-1] = a.indices.size
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)  # well-formed again
+
+
+def test_empty_rows_one_row_long_rows_and_int64_indices():
+    rng = np.random.default_rng(12)
+    lengths = np.array([0, 1, 0, 700, 3, 0, 5000, 2, 0])  # empty, short and long rows
+    indptr = np.zeros(lengths.size + 1, np.int32)
+    np.cumsum(lengths, out=indptr[1:])
+    cols = rng.integers(0, 300, indptr[-1]).astype(np.int32)
+    a = scipy.sparse.csr_matrix((rng.standard_normal(cols.size), cols, indptr), (9, 300))
+    x = rng.standard_normal(300)
+    for m in (a, a[3:4], a[:1]):  # the whole matrix, one long row, one empty row
+        m.indptr, m.indices = m.indptr.astype(np.int32), m.indices.astype(np.int32)
+        y = ak.spmv(m, x)
+        np.testing.assert_allclose(y, m @ x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(y, ak.spmv(m, x, variant="csr_scalar"))
+    wide = a.copy()
+    wide.indptr, wide.indices = wide.indptr.astype(np.int64), wide.indices.astype(np.int64)
+    np.testing.assert_array_equal(ak.spmv(wide, x), ak.spmv(a, x))
+    xs = np.repeat(x, 2)[::2]  # a non-contiguous x: the ordinary path, same sums
+    np.testing.assert_array_equal(ak.spmv(a, xs), ak.spmv(a, x))
+
+
+_CONCURRENT = """
+import threading
+import numpy as np, scipy.sparse as sp
+import accy_kernels as ak
+
+rng = np.random.default_rng(0)
+mats = []
+for n, density in ((60, 0.1), (3000, 0.003), (400, 0.2)):  # the last one releases the GIL
+    m = sp.random(n, n, density=density, format="csr", random_state=n)
+    m.indptr, m.indices = m.indptr.astype(np.int32), m.indices.astype(np.int32)
+    mats.append(m)
+xs = [rng.standard_normal(m.shape[1]) for m in mats]
+want = [m @ x for m, x in zip(mats, xs)]
+gate = threading.Barrier(6)
+errors = []
+
+def work(k):
+    gate.wait()
+    for i in range(300):  # every thread calls every prepared matrix at once
+        j = (i + k) % 3
+        y = ak.spmv(mats[j], xs[j])
+        if not np.allclose(y, want[j], rtol=1e-12, atol=1e-12):
+            errors.append((k, i, j))
+
+threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("ok" if not errors else errors[:5])
+"""
+
+
+def test_concurrent_calls_of_one_prepared_matrix_from_threads():
+    # the native call keeps its pointers and error word on each caller's stack: threads
+    # share a prepared matrix without a lock; run apart, so that a crash fails one test
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _CONCURRENT],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

@@ -13,6 +13,7 @@ from accy.families import Candidate, as_array
 
 from accy_kernels._common import MAX_ELEMS
 from accy_kernels._dispatch import call
+from accy_kernels.spmv_csr_check import check_host
 from accy_kernels.spmv_fast import fast_spmv
 
 __all__ = ["csr_arrays", "longest_row", "read_matrix", "spmm", "spmv"]
@@ -79,6 +80,8 @@ def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndar
     Raises:
         UnsupportedError: more than 2**31 - 1 stored entries, rows or columns (the kernels
             index them with 32-bit integers).
+        InputError: row pointers or column indices out of range (the position named; see
+            :mod:`accy_kernels.spmv_csr_check`).
     """
     if max(A.shape, default=0) > MAX_ELEMS:
         raise UnsupportedError(f"spmv: a matrix of shape {list(A.shape)} has more than "
@@ -87,6 +90,8 @@ def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndar
     csr = A.tocsr()  # duplicates and unsorted columns are fine: every format sums entries
     if csr.nnz > MAX_ELEMS:
         raise UnsupportedError(f"spmv: {csr.nnz} entries exceed 2**31 - 1", feature="size")
+    # the kernels index x and the arrays unchecked: refuse what scipy lets through
+    check_host(csr.indptr, csr.indices, A.shape[1], min(csr.indices.size, csr.data.size))
     return (csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
             csr.data.astype(dtype, copy=False))
 

@@ -1,14 +1,18 @@
 """The per-matrix fast path of ``spmv(A, x)`` (CSR scalar) on host-memory backends.
 
-A small matrix's product takes microseconds; the ordinary call spent 0.3-0.6 ms in Python
-(argument checks, the tuning-cache lookup, the launch plan and its executable, kernel
+A small matrix's product takes a microsecond or two; the ordinary call spent 0.3-0.6 ms in
+Python (argument checks, the tuning-cache lookup, the launch plan and its executable, kernel
 fingerprints, argument packing). Iterative solvers call ``spmv`` with the same matrix many
 times, so what depends only on the matrix is prepared once here: the loaded
 ``spmv.csr_scalar`` kernel in its whole-rows form (``csr_scalar_kernel(windowed=False)``:
-the same sums in the same order, without the loop-budget window), its launch bound with the
-backend's ``bind_launch`` (geometry and scalars packed once), and the addresses of ``A``'s
-``indptr``, ``indices`` and ``data``. A call then only checks ``x``, allocates ``y`` and
-writes two addresses.
+the same sums in the same order, without the loop-budget window) and the structure check
+of :mod:`accy_kernels.spmv_csr_check`, bound with the addresses of ``A``'s ``indptr``,
+``indices`` and ``data``. A call then only checks ``x``, allocates ``y`` and makes one
+native call (:func:`accy_backend_cpu.native_call.bind_native_call`: the check, then the
+product, no ctypes; the GIL is released around kernels of ``RELEASE_ENTRIES`` stored
+entries or more). Matrices of ``SPLIT_ENTRIES`` entries or more (split over the pool's
+threads), and interpreters without native calls, use the backend's ``bind_launch`` for both
+kernels instead, one thread at a time per matrix (another thread takes the ordinary path).
 
 The rule that keeps this from ever using stale data: **the prepared launch reads the
 matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
@@ -19,16 +23,18 @@ that ``A`` is the same object holding the very same array objects and shape
 therefore read by the next call as it is, and a replaced array (``A.data = ...``,
 ``A.sort_indices()`` on a copy, ``A.astype``) or a shape change falls back to the ordinary
 path, which prepares the matrix again. No checksum is needed, since no derived copy
-exists. Rows are summed to their end without a loop window (backends without
-``max_loop_iterations`` only), so an in-place edit of ``indptr`` cannot truncate a row.
+exists. Every call checks the structure in the kernel before the product (row pointers
+non-decreasing within the stored entries, columns within ``x``), so an in-place edit that
+breaks it raises :class:`~accy.errors.InputError` naming the position, never reads outside
+the arrays. (Editing ``A``'s arrays from another thread *during* a call is a data race, as
+for any numpy function.)
 
 Everything else takes the ordinary path, unchanged: another format, variant, candidate or
 option; a matrix needing conversion (COO, int64 indices, another dtype than ``x``); an
 ``x`` that is not a contiguous 1-D array of the matrix's dtype and length; a tuning-cache
 winner other than the default ``csr_scalar``; backends with device memory or a loop
-budget; calls inside ``capture_calls``/``capture_plans`` (family sweeps); and a call while
-another thread is using the same matrix's prepared launch. The tuning cache is consulted
-again whenever its file changes (its environment variables, mtime or size).
+budget; calls inside ``capture_calls``/``capture_plans`` (family sweeps). The tuning cache
+is consulted again whenever its file changes (its environment variables, mtime or size).
 
 Entries hold a weak reference to the matrix (dropped with it; a reused ``id`` never
 matches) and at most ``MAX_ENTRIES`` are kept (least recently used first out).
@@ -45,7 +51,6 @@ from typing import Any
 
 import numpy as np
 from accy.families.runner import _CAPTURE
-from accy.runtime.fast_call import _address
 
 from accy_kernels._dispatch import _LAST
 from accy_kernels._weak_drops import WeakDrops
@@ -59,6 +64,7 @@ _I32 = np.dtype(np.int32)
 _lock = threading.Lock()
 _entries: OrderedDict[tuple, _Prepared] = OrderedDict()
 _empty = np.empty
+_ndarray = np.ndarray
 
 
 class _Recent(threading.local):
@@ -110,21 +116,25 @@ def _read_token() -> tuple:
 
 
 class _Prepared:
-    """One matrix's bound launch (see the module docstring)."""
+    """One matrix's bound launches (see the module docstring)."""
 
-    __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "pointers", "launch",
-                 "lock", "token", "choice", "backend", "free", "x_shape", "x_strides",
-                 "acquire", "release", "__weakref__")
+    __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "n_rows", "pointers",
+                 "launch", "check", "err", "call", "lock", "token", "choice", "backend",
+                 "free", "x_shape", "x_strides", "acquire", "release", "check_pointers",
+                 "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
                  key: tuple) -> None:
         from accy.families.runner import _load
+        from accy.runtime.fast_call import _address
 
         from accy_kernels._common import MAX_ELEMS, groups_for
+        from accy_kernels.spmv_csr_check import check_host, check_items, check_kernel
         from accy_kernels.spmv_csr_scalar import csr_scalar_kernel
 
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.shape = A.shape
+        self.n_rows, n_cols = A.shape
         self.dtype = A.data.dtype
         self.backend = backend
         self.token, self.choice = token, choice
@@ -132,25 +142,68 @@ class _Prepared:
         self.acquire, self.release = self.lock.acquire, self.lock.release
         self.free = key[2]
         # what a call's x must have (1-D, contiguous; any strides for one element)
-        self.x_shape = (A.shape[1],)
-        self.x_strides = (self.dtype.itemsize,) if A.shape[1] > 1 else None
-        n_rows = A.shape[0]
-        wg = choice[1]
-        kernel = csr_scalar_kernel(_FLOATS[self.dtype], wg, windowed=False)  # no budget
-        loaded = _load(be, kernel)
+        self.x_shape = (n_cols,)
+        self.x_strides = (self.dtype.itemsize,) if n_cols > 1 else None
+        size = min(A.indices.size, A.data.size)
+        check_host(A.indptr, A.indices, n_cols, size)  # as the ordinary path would raise
+        n_rows, wg = self.n_rows, choice[1]
+        rows = _load(be, csr_scalar_kernel(_FLOATS[self.dtype], wg, windowed=False))
+        check = _load(be, check_kernel())
+        stored = int(A.indptr[-1])
+        arrays = [_address(a) if a.size else 0 for a in (A.indptr, A.indices, A.data)]
         # the whole of every row in one launch (no window): limit = 2**31 - 1
-        self.pointers, self.launch = be.bind_launch(
-            loaded, _geometry(groups_for(n_rows, wg), wg),
-            [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)],
-            work=_work(n_rows, int(A.indptr[-1])))
-        for slot, a in ((1, self.indptr), (2, self.indices), (3, self.data)):
-            self.pointers[slot] = _address(a) if a.size else 0
+        row_scalars = [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)]
+        check_scalars = [("i32", n_rows), ("i32", n_cols), ("i32", size)]
+        check_groups = groups_for(check_items(n_rows, stored), check_kernel().workgroup_size)
+        self.call = self.launch = self.check = self.pointers = self.err = None
+        self.check_pointers = None
+        if _native(be) and (n_rows + stored < SPLIT_ENTRIES):
+            from accy_backend_cpu.native_call import bind_native_call
+
+            self.call = bind_native_call(be, [
+                (check, check_groups, check_scalars, ["err", *arrays[:2]]),
+                (rows, groups_for(n_rows, wg), row_scalars, [("arg", 0), *arrays, ("arg", 1)]),
+            ], release_gil=stored >= RELEASE_ENTRIES)
+        else:
+            self.err = np.full(1, -1, np.int32)
+            cptr, self.check = be.bind_launch(check, _geometry(check_groups, 64), check_scalars,
+                                              work=_work(n_rows, stored))
+            cptr[0], cptr[1], cptr[2] = _address(self.err), arrays[0], arrays[1]
+            self.pointers, self.launch = be.bind_launch(
+                rows, _geometry(groups_for(n_rows, wg), wg), row_scalars,
+                work=_work(n_rows, stored))
+            self.pointers[1], self.pointers[2], self.pointers[3] = arrays
+            self.check_pointers = cptr
         self.ref = weakref.ref(A, _drops.callback(key))
+
+    def bad_structure(self) -> None:
+        """Raise the InputError naming what the check kernel flagged in ``A``'s arrays."""
+        from accy.errors import InternalError
+
+        from accy_kernels.spmv_csr_check import check_host
+
+        check_host(self.indptr, self.indices, self.shape[1],
+                   min(self.indices.size, self.data.size))
+        raise InternalError("spmv: the structure check flagged a tile that the host finds "
+                            "well-formed")
 
 
 #: stored entries from which the product is split over the pool's threads (below, handing
 #: work to a thread costs about as much as the part it would take)
 SPLIT_ENTRIES = 1 << 18
+#: stored entries from which a native call releases the GIL around its kernels (below, the
+#: kernels take about as long as releasing and taking it; numpy keeps it for small arrays too)
+RELEASE_ENTRIES = 1 << 14
+
+
+def _native(be: Any) -> bool:
+    """Whether ``be`` is the CPU backend and this interpreter has its native calls."""
+    try:
+        from accy_backend_cpu.backend import CpuBackend
+        from accy_backend_cpu.native_call import native_calls_available
+    except ImportError:
+        return False
+    return isinstance(be, CpuBackend) and native_calls_available()
 
 
 def _work(n_rows: int, nnz: int) -> int | None:
@@ -216,26 +269,20 @@ def _prepare(A: Any, x: np.ndarray, backend: Any, free: bool, key: tuple) -> _Pr
 def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
     """Return ``A @ x`` through the prepared launch, or None when the call must take the
     ordinary path (see the module docstring). ``free``: the format was left unset, so a
-    tuning-cache winner of another format takes precedence."""
-    if type(x) is not np.ndarray or getattr(_LAST, "capture", None) is not None \
-            or _CAPTURE.get() is not None:
+    tuning-cache winner of another format takes precedence.
+
+    Raises:
+        InputError: ``A``'s row pointers or column indices are out of range (the position
+            named).
+    """
+    if type(x) is not _ndarray or _LAST.capture is not None or _CAPTURE.get() is not None:
         return None
     r = _recent.ref
     e = r() if r is not None else None
     if e is None or e.ref() is not A or e.backend != backend or e.free != free:
-        key = (id(A), _backend_key(backend), free)
-        e = _entries.get(key)
-        if e is None or e.ref() is not A or e.backend != backend:
-            e = _prepare(A, x, backend, free, key)
-            if e is None:  # not bound in place (a conversion is needed): nothing is kept
-                return None
-            with _lock:
-                _drops.purge()
-                _entries[key] = e
-                _entries.move_to_end(key)
-                while len(_entries) > MAX_ENTRIES:
-                    _entries.popitem(last=False)
-        _recent.ref = weakref.ref(e)
+        e = _entry(A, x, backend, free)
+        if e is None:
+            return None
     if (A.indptr is not e.indptr or A.indices is not e.indices or A.data is not e.data
             or A.shape != e.shape or x.dtype is not e.dtype and x.dtype != e.dtype
             or x.shape != e.x_shape or e.x_strides is not None and x.strides != e.x_strides):
@@ -246,17 +293,57 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
     if _tuning_token() != e.token:
         _forget(e)
         return None
+    y = _empty(e.n_rows, e.dtype)
+    call = e.call
+    if call is not None:
+        if call(y, x, _FAIL) is not y:
+            e.bad_structure()
+    elif not _locked_call(e, y, x):
+        return None
+    _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
+    return y
+
+
+_FAIL = object()  # what a native call returns when the structure check failed
+
+
+def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
+    """The prepared entry of ``A`` (prepared now if needed), made this thread's recent one;
+    None where the fast path does not apply."""
+    key = (id(A), _backend_key(backend), free)
+    e = _entries.get(key)
+    if e is None or e.ref() is not A or e.backend != backend:
+        e = _prepare(A, x, backend, free, key)
+        if e is None:  # not bound in place (a conversion is needed): nothing is kept
+            return None
+        with _lock:
+            _drops.purge()
+            _entries[key] = e
+            _entries.move_to_end(key)
+            while len(_entries) > MAX_ENTRIES:
+                _entries.popitem(last=False)
+    _recent.ref = weakref.ref(e)
+    return e
+
+
+def _locked_call(e: _Prepared, y: np.ndarray, x: np.ndarray) -> bool:
+    """Run ``e``'s bound launches (check, product) into ``y``; False when another thread
+    holds them (the ordinary path then runs)."""
+    from accy.runtime.fast_call import _address
+
     if not e.acquire(False):
-        return None  # another thread holds this matrix's pointers: the ordinary path
+        return False
     try:
-        y = _empty(e.shape[0], e.dtype)
+        e.err[0] = -1
+        e.check()
+        if e.err[0] != -1:
+            e.bad_structure()
         e.pointers[0] = _address(y) if e.shape[0] else 0
         e.pointers[4] = _address(x) if e.shape[1] else 0
         e.launch()
     finally:
         e.release()
-    _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
-    return y
+    return True
 
 
 def _forget(e: _Prepared) -> None:

@@ -257,10 +257,30 @@ def _check_bindings(plan: str, kernel: Any, slots: list[Slot], scalars: Any) -> 
                          f"the read-only ones (launch order: outputs, then inputs)")
 
 
+#: kernel object id -> (kernel, fingerprint): a kernel's text is hashed once, not per launch
+#: (the family builders cache their kernels, so the same objects come back on every call);
+#: the entry holds the kernel, so its id cannot be reused while it is stored
+_FINGERPRINTS: dict[int, tuple[Any, str]] = {}
+_MAX_FINGERPRINTS = 4096
+
+
+def _fingerprint(kernel: Any) -> str:
+    """``kernel.fingerprint()``, computed once per kernel object (thread-safe: a race
+    computes the same digest twice)."""
+    hit = _FINGERPRINTS.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
+    fp = kernel.fingerprint()
+    if len(_FINGERPRINTS) >= _MAX_FINGERPRINTS:  # kernels built per call: never unbounded
+        _FINGERPRINTS.clear()
+    _FINGERPRINTS[id(kernel)] = (kernel, fp)
+    return fp
+
+
 def _load(backend: Any, kernel: Any) -> object:
     from accy.runtime.compiler import compile_kernel
 
-    fp = kernel.fingerprint()
+    fp = _fingerprint(kernel)
     with _LOCK:
         entry = _LOADED.get(id(backend))
         hit = entry[1].get(fp) if entry is not None and entry[0] is backend else None
