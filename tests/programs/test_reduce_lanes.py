@@ -172,3 +172,15 @@ def test_column_rows_per_step_keep_row_order(rows):
     np.testing.assert_array_equal(np.asarray(got[0]), x.sum(axis=0))
     np.testing.assert_array_equal(np.asarray(got[1]), y.max(axis=0))
     np.testing.assert_array_equal(np.asarray(got[2]), y.min(axis=0))
+
+
+def test_row_max_lane_tree_is_linear_in_lanes():
+    """The float max/min lane tree binds each level to variables: as one nested expression
+    (each select uses its operands several times) the kernel text was ~400 KB and its
+    first call took seconds of codegen."""
+    x = np.ones((4, 8 * ROW_LANES), np.float32)
+    x[2, 5] = np.nan
+    exe = accy.jit(lambda a: anp.max(a, axis=1), backend="cpu").compile(x)
+    (kernel,) = exe.kernels.values()
+    assert len(kernel.to_text()) < 20_000
+    np.testing.assert_array_equal(exe(x)[0], x.max(axis=1))

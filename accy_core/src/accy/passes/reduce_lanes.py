@@ -122,11 +122,18 @@ def _combine(kind: str, acc: Expr, x: Expr) -> Expr:
     return Select(Binary("ne", x, x, "bool"), x, wins, d)
 
 
-def _tree(kind: str, vals: list[Expr]) -> Expr:
-    """Pairwise combination of ``vals`` (lane j with lane j + half, recursively)."""
+def _tree(kind: str, vals: list[Expr], em: Any = None, out: list[Stmt] | None = None) -> Expr:
+    """Pairwise combination of ``vals`` (lane j with lane j + half, recursively). With
+    ``em`` and ``out``, each combined value is a ``Let`` appended to ``out``: float max/min
+    use each operand several times (:func:`_combine`), and nested as one expression the
+    32-lane tree's text grew 3**5-fold (a 400 KB kernel for a row max)."""
     while len(vals) > 1:
         half = len(vals) // 2
         vals = [_combine(kind, vals[i], vals[i + half]) for i in range(half)] + vals[2 * half:]
+        if em is not None and out is not None and len(vals) > 1:
+            names = [em.fresh("m") for _ in vals]
+            out += [Let(n, v) for n, v in zip(names, vals, strict=True)]
+            vals = [Var(n, v.dtype) for n, v in zip(names, vals, strict=True)]
     return vals[0]
 
 
@@ -263,7 +270,7 @@ def _row(em: Any, kind: str, dtype: str, load, t: Var, r_n: int) -> list[Stmt]:
         block: list[Stmt] = [Let(n, identity(kind, dtype)) for n in lanes]
         block.append(For("i", const_i(0), const_i(steps), const_i(1), tuple(em.nested(step))))
         s = em.fresh("s")
-        block.append(Let(s, _tree(kind, [Var(n, dtype) for n in lanes])))
+        block.append(Let(s, _tree(kind, [Var(n, dtype) for n in lanes], em, block)))
         block += add_total(Var(s, dtype))
         out.append(For("blk", const_i(0), const_i(n_blk), const_i(1), tuple(block)))
     if n_blk * blk < r_n:  # the tail, one accumulator, then into the total
@@ -307,7 +314,7 @@ def _row_array(em: Any, kind: str, dtype: str, load, t: Var, r_n: int, ws: int) 
         at = const_i(q) if base is None else Binary("add", base, const_i(q), IDX)
         return SharedLoad("lanes", at, dtype)
 
-    out.append(Let(total, _tree(kind, [lane(q) for q in range(k)])))
+    out.append(Let(total, _tree(kind, [lane(q) for q in range(k)], em, out)))
     if r_n % k:
         r = Var("r", IDX)
 
