@@ -40,6 +40,18 @@ def test_sliver_matches_numpy(dtype, batch):
         check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, dtype)
 
 
+def test_sliver_tail_tiles():
+    """The last row tile's own, shorter register tile (m % 6 rows: 4 for m = 64, 5 for
+    m = 11 with two row blocks and a packed ``A``), f32; the other sizes above end in 1-row
+    tails."""
+    rng = np.random.default_rng(11)
+    for shape, cand, trans_a in [((64, 32, 9), _cand(), False),
+                                 ((11, 20, 9), _cand(mc=6, kc=4), True)]:
+        a = _operand(rng, "f32", shape[:1] + shape[2:], trans_a)
+        b = _operand(rng, "f32", shape[2:0:-1], False)
+        check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, "f32")
+
+
 def _relu_bias(acc, b, i, j):
     v = ir.Binary("add", acc, ir.Load("in3", j, "f32"), "f32")
     return [], ir.Binary("max", v, ir.Const(0.0, "f32"), "f32")

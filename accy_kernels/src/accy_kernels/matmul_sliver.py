@@ -65,7 +65,7 @@ def job_panels(tiles_n: int, row_blocks: int, batch: int, threads: int, kc: int,
 @functools.cache
 def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
                   pack_a: bool = False, epilogue: Epilogue = NO_EPILOGUE,
-                  accumulate: bool = False):
+                  accumulate: bool = False, tail: int = 0):
     """The job kernel (see the module docstring); host targets only (group-level branches
     around barriers, see :func:`accy_kernels.matmul_micro.store_tile`).
 
@@ -78,14 +78,16 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
     ``p`` stride, or packed panels when ``pack_a``). Work-group ``g`` whose low ``shift``
     bits are zero runs job ``t = g >> shift``: batch, then row block, then the run of
     ``col_groups`` (i32, the last scalar) column groups of ``ncj`` panels (the last run of
-    a row block may be shorter), all through scratch slot ``t``. The idle groups of
+    a row block may be shorter), all through scratch slot ``t``. ``tail`` (``m % mr``, 0:
+    none): the last row tile of ``C`` runs a ``tail``-row register tile instead of
+    computing ``mr - tail`` rows past ``m``. The idle groups of
     :func:`accy_kernels.matmul_host.spread` (a power-of-two stride here) test a mask, not
     a remainder: an integer division per idle group cost some 20 us per call of the 4096
     groups a 4-job 256^2 product takes on 2 threads (about a tenth of each thread's part).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
-    tag = ("p" if pack_a else "d") + ("_acc" if accumulate else "")
+    tag = ("p" if pack_a else "d") + ("_acc" if accumulate else "") + (f"_t{tail}" if tail else "")
     name = f"matmul_sliver_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_j{ncj}_{tag}{epilogue.tag()}"
     kb = KernelBuilder(name, lanes)
     c = kb.buffer("c", out_dtype, "readwrite" if accumulate else "write")
@@ -149,39 +151,52 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
             nq = kb.let("sv_nq", call("min", kb.const(ncj, "i32"), tn - jt0))
             _row_tiles(kb, (c, a, bp), (m, n, tm, mcb), (bt, rt_lo, rt_hi, jt0, nq),
                        (a_off, a_sb, a_si, k64, dst, kcb, p_lo, p_hi),
-                       (mr, lanes, nv, ku, pack_a, epilogue, accumulate), lid, zero)
+                       (mr, lanes, nv, ku, pack_a, epilogue, accumulate, tail), lid, zero)
     return kb.build()
 
 
 def _row_tiles(kb, bufs, sizes, where, addr, shape, lid, zero) -> None:
     """The row tiles ``rt_lo <= rt < rt_hi`` of one column group (panels ``jt0 ...
-    jt0 + nq``) against the group's packed block at ``dst`` (see :func:`sliver_kernel`)."""
+    jt0 + nq``) against the group's packed block at ``dst`` (see :func:`sliver_kernel`);
+    with ``tail`` rows in the last row tile of ``C``, that tile computes only those."""
     c, a, bp = bufs
     m, n, tm, _mcb = sizes
     bt, rt_lo, rt_hi, jt0, nq = where
     a_off, a_sb, a_si, k64, dst, kcb, p_lo, p_hi = addr
-    mr, lanes, nv, ku, pack_a, epilogue, accumulate = shape
+    mr, lanes, nv, ku, pack_a, epilogue, accumulate, tail = shape
     nr = lanes * nv
-    with kb.for_(kb.fresh("sv_rt"), rt_lo, rt_hi) as rt:
+
+    def tile(rt, rows_n: int) -> None:
         if pack_a:  # element (r, p) at a0 + p*mr + r
             a0 = kb.let(kb.fresh("sv_abase"), bt.cast("i64") * a_sb + rt.cast("i64") * k64 * mr)
             load_a = lambda p, r: a[a0 + p * mr + r]  # noqa: E731
         else:
             base = a_off + bt.cast("i64") * a_sb
             rows_a = [kb.let(kb.fresh(f"sv_arow{r}_"), base + call("min", rt * mr + r, m - 1)
-                             .cast("i64") * a_si) for r in range(mr)]
+                             .cast("i64") * a_si) for r in range(rows_n)]
             load_a = lambda p, r: a[rows_a[r] + p]  # noqa: E731
         i0 = kb.let(kb.fresh("sv_i0"), rt * mr)
         rows = [kb.let(kb.fresh(f"sv_crow{r}_"), (bt * m + i0 + r).cast("i64") * n.cast("i64"))
-                for r in range(mr)]
+                for r in range(rows_n)]
         with kb.for_(kb.fresh("sv_q"), 0, nq) as q:
             pan = kb.let(kb.fresh("sv_pan"), dst + q.cast("i64") * kcb * nr - p_lo * nr)
-            acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(mr)]
+            acc = [[kb.let(f"mm_acc{r}_{v}", zero) for v in range(nv)] for r in range(rows_n)]
             microkernel(kb, acc, load_a,
                         lambda p, v: bp[pan + p * nr + (lid.cast("i64") + v * lanes)],
                         p_lo, p_hi, ku)
             store_tile(kb, c, epilogue, acc, bt, i0, (jt0 + q) * nr, m, n, lid, rows,
                        lanes, True, accumulate, inside=True)
+
+    if not tail:
+        with kb.for_(kb.fresh("sv_rt"), rt_lo, rt_hi) as rt:
+            tile(rt, mr)
+        return
+    # the partial last row tile with its own, shorter register tile: a 64-row MLP layer's
+    # 11th tile of 6 rows computed 2 rows past m (3 % of the work)
+    with kb.for_(kb.fresh("sv_rt"), rt_lo, call("min", rt_hi, tm - 1)) as rt:
+        tile(rt, mr)
+    with kb.if_(rt_hi == tm):
+        tile(tm - 1, tail)
 
 
 def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) -> None:
@@ -212,7 +227,7 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     for n_blk, p0 in enumerate(starts):
         last = n_blk == len(starts) - 1
         kernel = sliver_kernel(prob.dtype, mr, lanes, nv, ku, ncj, pack_a,
-                               epilogue if last else NO_EPILOGUE, n_blk > 0)
+                               epilogue if last else NO_EPILOGUE, n_blk > 0, prob.m % mr)
         plan.launch(kernel, jobs << shift, [out, bp, a, b, *(extra if last else ())],
                     [*scalars, ("i64", p0), ("i64", min(prob.k, p0 + kc)), ("i32", mcb),
                      ("i64", slot), ("i32", gpj)])
