@@ -98,3 +98,24 @@ def test_unsupported_shapes_are_refused_when_defined():
         @record
         class Child(Node):
             c: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Sub(Checked):
+    extra: int = 3
+
+
+def test_a_frozen_record_is_the_base_of_a_frozen_dataclass():
+    """As BackendDescriptor (a record) is for a plugin's @dataclass(frozen=True) subclass."""
+    s = Sub("in", 5)
+    assert (s.kind, s.extra) == ("in", 5) and s == Sub("in", extra=5) and s != Sub("in")
+    assert hash(s) == hash(Sub("in", 5)) and isinstance(s, Checked)
+    assert [f.name for f in dataclasses.fields(s)] == ["kind", "extra"]
+    assert dataclasses.replace(s, extra=7).extra == 7 and pickle.loads(pickle.dumps(s)) == s
+    assert pickle.loads(pickle.dumps(Checked("out"))) == Checked("out")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.extra = 1
+    with pytest.raises(TypeError):  # as of any frozen dataclass base
+        @dataclasses.dataclass
+        class Thawed(Checked):
+            q: int = 1

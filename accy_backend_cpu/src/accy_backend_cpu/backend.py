@@ -35,14 +35,6 @@ from accy_backend_cpu import shared_object
 from accy_backend_cpu.bound_launch import bind_launch
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_pointers, pack_scalars
 from accy_backend_cpu.loading import KERNEL_FN, check_artifact, library, mcjit_engine
-from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
-from accy_backend_cpu.program_parts import (
-    KERNEL_WEIGHT,
-    MIN_PARALLEL_KERNELS,
-    pack_objects,
-    partition,
-    unpack_objects,
-)
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
 from accy_backend_cpu.vecmath import link_vecmath
@@ -217,6 +209,15 @@ class CpuBackend:
         """
         from accy.codegen import compile_llvm_many, emit_llvm_module
 
+        # compile-only modules (a warm-cache load imports neither)
+        from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, driver_ir
+        from accy_backend_cpu.program_parts import (
+            KERNEL_WEIGHT,
+            MIN_PARALLEL_KERNELS,
+            pack_objects,
+            partition,
+        )
+
         noalias = bool(dict(options or {}).get("noalias", True))
         unique: dict[str, Kernel] = {}
         weights: dict[str, int] = {}
@@ -317,11 +318,15 @@ class CpuBackend:
         entries: dict[str, str] = meta["entries"]
         symbols = sorted(set(entries.values()))
         drivers = list(meta.get("driver") or ())
+        if drivers:  # the native loop driver's entry types (programs with loops only)
+            from accy_backend_cpu.loop_ir import HELP_FN, RUN_FN
         if artifact.format == "so":
             engine, functions = library(artifact, symbols)
             driver = (RUN_FN((drivers[0], engine)), HELP_FN((drivers[1], engine))) \
                 if drivers else None
         else:
+            from accy_backend_cpu.program_parts import unpack_objects
+
             try:
                 objects = unpack_objects(artifact.data, meta.get("objects"))
             except ValueError as e:

@@ -57,9 +57,9 @@ def host_key() -> str | None:
     cpu = _first_cpu_block()
     if cpu is None:
         return None
-    import importlib.util
+    from accy.runtime.pipeline_cache import package_spec
 
-    spec = importlib.util.find_spec("llvmlite")
+    spec = package_spec("llvmlite")  # as importlib.util.find_spec, without importing it
     if spec is None or not spec.submodule_search_locations:
         return None
     binding = os.path.join(next(iter(spec.submodule_search_locations)), "binding")

@@ -19,14 +19,15 @@ What a record class has, as the equivalent ``@dataclass(frozen=..., slots=...)``
   ``__match_args__`` (``match Binary(op, a, b, dt):``);
 - frozen: assignment and deletion raise ``dataclasses.FrozenInstanceError``;
 - ``slots=True``: ``__slots__`` are the field names (no ``__dict__``);
-- ``__dataclass_fields__``, so ``dataclasses.fields``, ``replace``, ``asdict`` and
-  ``is_dataclass`` treat it as a dataclass; pickling through ``__reduce__`` (the class and
-  the field values).
+- ``__dataclass_fields__`` and ``__dataclass_params__``, so ``dataclasses.fields``,
+  ``replace``, ``asdict`` and ``is_dataclass`` treat it as a dataclass, and a frozen
+  record can be the base of a ``@dataclass(frozen=True)`` subclass (as of a frozen
+  dataclass: its ``__init__`` takes the record's fields first, then its own); pickling
+  through ``__reduce__`` (the class and the field values; a subclass's by field name).
 
 Not supported (``TypeError`` when the class is defined): base classes other than
 ``object``, ``InitVar``/keyword-only fields, a field without a default after one with a
-default. A record cannot be the base of a ``@dataclass`` (use ``@dataclass`` for a class
-that plugins subclass, e.g. :class:`accy.backend.BackendDescriptor`).
+default. A non-frozen record cannot be the base of a ``@dataclass``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from operator import attrgetter
-from types import FunctionType
+from types import FunctionType, SimpleNamespace
 from typing import Any, TypeVar
 
 from accy import _record_templates as _t
@@ -169,7 +170,11 @@ def _methods(cls: type, names: tuple[str, ...], compare: tuple[str, ...],
         return f"{self.__class__.__qualname__}({inner})"
 
     def __reduce__(self) -> tuple:
-        return self.__class__, all_values(self)
+        if self.__class__ is cls:
+            return cls, all_values(self)
+        # a dataclass subclass: its fields by name (its __init__ orders them its own way)
+        names = tuple(n for n, f in self.__dataclass_fields__.items() if f.init)
+        return _rebuild, (self.__class__, names, tuple(getattr(self, n) for n in names))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -218,6 +223,7 @@ def _fields(cls: type, body: dict[str, Any]) -> tuple[dict[str, dataclasses.Fiel
             raise TypeError(f"record {cls.__qualname__}.{name}: InitVar, KW_ONLY, kw_only and "
                             "init=False fields are not supported")
         f.name, f.type = name, annotation
+        f.kw_only = False  # as dataclass resolves it: a dataclass subclass takes it by position
         f._field_type = dataclasses._FIELD  # what dataclasses.fields() looks for
         if f.default is not _MISSING:
             defaults.append(f.default)
@@ -248,6 +254,10 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
     if slots:
         body["__slots__"] = names
     body["__dataclass_fields__"] = fields
+    # what a @dataclass subclass reads of its bases (only ``frozen``; the rest for show)
+    body["__dataclass_params__"] = SimpleNamespace(
+        init=True, repr=True, eq=True, order=False, unsafe_hash=False, frozen=frozen,
+        match_args=True, kw_only=False, slots=slots, weakref_slot=False)
     body["__match_args__"] = names
     new = type(cls)(cls.__name__, cls.__bases__, body)
     new.__qualname__ = cls.__qualname__
@@ -281,3 +291,8 @@ def _with_post_init(init: Callable, post: Callable) -> Callable:
         post(self)
 
     return __init__
+
+
+def _rebuild(cls: type, names: tuple[str, ...], values: tuple) -> Any:
+    """Unpickle an instance of a dataclass subclass of a record (see ``__reduce__``)."""
+    return cls(**dict(zip(names, values, strict=True)))

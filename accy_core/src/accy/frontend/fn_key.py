@@ -170,7 +170,9 @@ class _Encoder:
             return
         self.modules.add((m.__name__, names))
         d = m.__dict__
-        lazy = "__getattr__" in d  # attributes made on first use (numpy's submodules)
+        # attributes made on first use (numpy's submodules); accy's own lazy attributes are
+        # its code, keyed by its source (and its __getattr__ suggests names: slow)
+        lazy = "__getattr__" in d and m.__name__.split(".")[0] not in ("accy", "accy_kernels")
         for n in sorted(names):  # the attributes the code may read through it
             if n in d:
                 self.add(n)

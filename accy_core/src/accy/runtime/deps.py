@@ -26,6 +26,7 @@ import heapq
 from typing import Any
 
 from accy.records import record
+from accy.runtime.graph import graph_nodes
 
 __all__ = ["DependencyGraph", "Edge", "dependency_graph", "graph_nodes"]
 
@@ -85,19 +86,6 @@ class DependencyGraph:
                 if indegree[j] == 0:
                     heapq.heappush(ready, j)
         return order
-
-
-def graph_nodes(prog: Any) -> list[Any]:
-    """Return the launches and loop nodes of ``prog`` (a graph or loop body) in run order."""
-    nodes: list[Any] = []
-    loops, li = prog.loops, 0
-    for i, ln in enumerate(prog.launches):
-        while li < len(loops) and loops[li].before <= i:
-            nodes.append(loops[li])
-            li += 1
-        nodes.append(ln)
-    nodes.extend(loops[li:])
-    return nodes
 
 
 def _launch_sets(kernels: dict[str, Any], ln: Any) -> tuple[set[int], set[int]]:

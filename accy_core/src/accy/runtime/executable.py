@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from accy.errors import InputError
-from accy.runtime.deps import DependencyGraph, dependency_graph, graph_nodes
 from accy.runtime.fast_call import build_fast_call, no_fast_call
-from accy.runtime.graph import LaunchGraph
+from accy.runtime.graph import LaunchGraph, graph_nodes
 from accy.runtime.invocation import Invocation, as_bytes, check_arrays
-from accy.runtime.loop_plan import build_native_loop
 from accy.runtime.resources import MIN_BUFFER_BYTES, Resources
 from accy.runtime.sequence import geometry
-from accy.runtime.streams import StreamPlan, plan_streams
+
+if TYPE_CHECKING:  # dependencies and streams: only backends with streams plan them
+    from accy.runtime.deps import DependencyGraph
+    from accy.runtime.streams import StreamPlan
 
 __all__ = ["Executable"]
 
@@ -130,6 +131,8 @@ class Executable:
         """The :class:`~accy.runtime.deps.DependencyGraph` of the launch graph (computed
         once)."""
         if self._deps is None:
+            from accy.runtime.deps import dependency_graph
+
             self._deps = dependency_graph(self.graph)
         return self._deps
 
@@ -138,6 +141,8 @@ class Executable:
         if not self._streams:
             return None
         if self._plan is None:
+            from accy.runtime.streams import plan_streams
+
             self._plan = plan_streams(self.dependencies, self.max_streams)
         return self._plan
 
@@ -265,6 +270,8 @@ class Executable:
         use, :func:`~accy.runtime.loop_plan.build_native_loop`), or None."""
         got = self._native.get(id(node))
         if got is None:
+            from accy.runtime.loop_plan import build_native_loop
+
             got = self._native[id(node)] = build_native_loop(self, node) or False
         return got or None
 

@@ -13,16 +13,17 @@ repeated by the runtime without host round trips.
 from __future__ import annotations
 
 from dataclasses import field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from accy.ir import Function, Module, TensorType
-from accy.ir.ops.dispatch import FAMILY_KINDS
-from accy.ir.ops.loop import LOOP_OPS
 from accy.records import record
-from accy.runtime.loop_graph import LoopNode, absorb_loop
 
-__all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function"]
+if TYPE_CHECKING:  # loop nodes: only programs with loops (and building a graph) need them
+    from accy.runtime.loop_graph import LoopNode
+
+__all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function", "graph_nodes"]
 
 
 @record
@@ -104,6 +105,10 @@ class LaunchGraph:
 
 def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     """The launch graph of ``fn`` after the kernel stage (regions carry slots and kernels)."""
+    from accy.ir.ops.dispatch import FAMILY_KINDS
+    from accy.ir.ops.loop import LOOP_OPS
+    from accy.runtime.loop_graph import absorb_loop
+
     kernels = module.attrs.get("kernels", {})
     g = LaunchGraph(
         slot_bytes=list(fn.attrs["slot_bytes"]),
@@ -134,6 +139,19 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     return g
 
 
+def graph_nodes(prog: Any) -> list[Any]:
+    """Return the launches and loop nodes of ``prog`` (a graph or loop body) in run order."""
+    nodes: list[Any] = []
+    loops, li = prog.loops, 0
+    for i, ln in enumerate(prog.launches):
+        while li < len(loops) and loops[li].before <= i:
+            nodes.append(loops[li])
+            li += 1
+        nodes.append(ln)
+    nodes.extend(loops[li:])
+    return nodes
+
+
 def _check_slot_sizes(g: LaunchGraph) -> None:
     """Every temporary slot a launch binds is a whole number of the kernel buffer's
     elements: the rule the backends' launch checks apply, checked here at compile time so
@@ -161,6 +179,7 @@ def _library_or_checked(g: LaunchGraph, op, kernels: dict) -> None:
     """Index checks of a region (before its first launch), then its launches: a library
     call's recorded ones, or the region's one kernel."""
     from accy.families.lowering import decode_launches, index_checks
+    from accy.ir.ops.dispatch import FAMILY_KINDS
 
     for k, low, high, what in index_checks(op):
         t = op.operands[k].type

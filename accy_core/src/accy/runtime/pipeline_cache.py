@@ -31,30 +31,50 @@ from typing import Any
 from accy.backend import Artifact
 from accy.hashing import sha256
 
-__all__ = ["FORMAT", "load_graph", "pipeline_key", "source_fingerprint", "stable_repr",
-           "store_graph"]
+__all__ = ["FORMAT", "load_graph", "package_spec", "pipeline_key", "source_fingerprint",
+           "stable_repr", "store_graph"]
 
 FORMAT = "launch-graph"
 
 
 @lru_cache(maxsize=8)
 def _tree_fingerprint(root: str) -> str:
-    h = sha256()
+    # one scandir per directory and one stat per .py file (~270 files: ~2 ms), the text
+    # hashed once
+    rows = []
     stack = [root]
     while stack:
         top = stack.pop()
         try:
-            entries = sorted(os.scandir(top), key=lambda e: e.name)
+            with os.scandir(top) as it:
+                for e in it:
+                    name = e.name
+                    if name.endswith(".py"):
+                        st = e.stat()
+                        rows.append(f"{e.path}|{st.st_size}|{st.st_mtime_ns}\n")
+                    elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
         except OSError:
             continue
-        for e in entries:
-            if e.is_dir(follow_symlinks=False):
-                if e.name != "__pycache__":
-                    stack.append(e.path)
-            elif e.name.endswith(".py"):
-                st = e.stat()
-                h.update(f"{e.path}|{st.st_size}|{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()
+    rows.sort()
+    return sha256("".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def package_spec(top: str) -> Any | None:
+    """The module spec of top-level module ``top`` as ``importlib.util.find_spec`` finds it
+    (``sys.meta_path``: path entries and editable-install finders), importing neither it nor
+    ``importlib.util`` (~0.4 ms of a warm first call); ``None`` when it is not installed."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(top, None)
+        except (ImportError, ValueError, AttributeError, TypeError):
+            continue
+        if spec is not None:
+            return spec
+    return None
 
 
 def source_fingerprint(*modules: str) -> str:
@@ -67,17 +87,12 @@ def source_fingerprint(*modules: str) -> str:
         top = name.split(".")[0]
         file = getattr(sys.modules.get(top), "__file__", None)
         if file is None and top not in sys.modules:
-            import importlib.util
-
-            try:
-                spec = importlib.util.find_spec(top)  # a top-level name: nothing is imported
-            except (ImportError, ValueError):
-                spec = None
+            spec = package_spec(top)
             file = spec.origin if spec is not None and spec.has_location else None
         if file:
             roots.append(os.path.dirname(file))
     return sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
-                          ).hexdigest()
+                  ).hexdigest()
 
 
 def stable_repr(x: Any) -> str:

@@ -24,13 +24,15 @@ describes the protocol). A ``loop.for`` is
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from accy.backend import Geometry
-from accy.runtime.loop_graph import LoopNode, Program
-from accy.runtime.loop_plan import origin_buffers
+
+if TYPE_CHECKING:  # loop graphs: only programs with loops need them (a warm first call
+    # of a loop-free program imports neither)
+    from accy.runtime.loop_graph import LoopNode, Program
 
 __all__ = ["geometry", "launch_node", "run_loop", "run_sequence"]
 
@@ -88,6 +90,8 @@ def _condition(ctx: Any, node: LoopNode, buffers: dict[int, Any]) -> bool:
 
 def run_loop(ctx: Any, node: LoopNode, buffers: dict[int, Any]) -> None:
     """Run one loop node to completion (see the module docstring)."""
+    from accy.runtime.loop_plan import origin_buffers
+
     native = getattr(ctx, "native_loop", None)
     driver = native(node) if native is not None else None
     if driver is not None and driver.run(origin_buffers(ctx, driver.flat, buffers)):
