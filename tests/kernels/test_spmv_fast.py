@@ -189,15 +189,40 @@ def test_two_matrices_in_turn_and_the_recent_one_frees_its_arrays():
     np.testing.assert_allclose(ak.spmv(one, x1), one @ x1, rtol=1e-12)
 
 
-def test_whole_rows_kernel_sums_as_the_windowed_one():
-    # the prepared launch runs spmv_csr_rows (no window arithmetic): same sums, same order,
-    # so the very same bits as the ordinary path's windowed csr_scalar
-    for name in ("494_bus.mtx", "west0067.mtx"):
+def _documented_order(a, x):
+    """spmv_csr_scalar's summation order (module docstring), in Python floats."""
+    from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
+
+    y = np.zeros(a.shape[0], a.dtype)
+    for r in range(a.shape[0]):
+        row = slice(a.indptr[r], a.indptr[r + 1])
+        p = [a.dtype.type(v) * x[c] for v, c in zip(a.data[row], a.indices[row], strict=True)]
+        acc = a.dtype.type(0)
+        if len(p) >= SHORT_ROW:
+            sums = [a.dtype.type(0)] * CHAINS
+            whole = len(p) - len(p) % CHAINS
+            for j in range(whole):
+                sums[j % CHAINS] += p[j]
+            acc = (sums[0] + sums[1]) + (sums[2] + sums[3])
+            p = p[whole:]
+        for v in p:
+            acc += v
+        y[r] = acc
+    return y
+
+
+def test_whole_rows_kernel_sums_in_the_documented_order():
+    # the prepared launch and the ordinary csr_scalar call run the same whole-rows kernel
+    # on the CPU: the very same bits, short rows in scipy's order, long rows in four chains
+    for name in ("494_bus.mtx", "west0067.mtx", "rajat01.mtx"):
         a = ak.read_matrix(MATRICES / name).astype(np.float64)
         x = np.random.default_rng(1).standard_normal(a.shape[1])
         fast = ak.spmv(a, x)
         assert spmv_fast.prepared_count() >= 1
         np.testing.assert_array_equal(fast, ak.spmv(a, x, variant="csr_scalar"))
+        np.testing.assert_array_equal(fast, _documented_order(a, x))
+        short = np.diff(a.indptr) < 8
+        np.testing.assert_array_equal(fast[short], (a @ x)[short])
 
 
 def test_out_of_range_entries_raise_naming_the_position():
