@@ -107,7 +107,13 @@ def _x_index(x_shape: tuple[int, ...], lo: int, hi: int, a: Expr, r: Expr, b: Ex
         + (Index(x_shape[hi:], linear=b).comps if hi < len(x_shape) else ())
     lin = Binary("add", Binary("mul", a, const_i(rb), IDX), r, IDX) if lo else r
     if hi < len(x_shape):
-        lin = Binary("add", Binary("mul", lin, const_i(bb), IDX), b, IDX)
+        lin = Binary("mul", lin, const_i(bb), IDX)
+        if isinstance(b, Binary) and b.op == "add":  # b0 + j: (row + b0) + j, so the
+            # inner loop adds its counter to one invariant base (row + (b0 + j) in i32
+            # kept LLVM from proving the loads consecutive: scalar loads per element)
+            lin = Binary("add", Binary("add", lin, b.a, IDX), b.b, IDX)
+        else:
+            lin = Binary("add", lin, b, IDX)
     return Index(x_shape, comps=comps, linear=lin)
 
 
