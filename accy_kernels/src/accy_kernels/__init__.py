@@ -37,14 +37,17 @@ if TYPE_CHECKING:
     )
     from accy_kernels.matmul_api import matmul
     from accy_kernels.sparse_api import read_matrix, spmm, spmv
+    from accy_kernels.spmv_prepared import PreparedSpmv, prepare_spmv
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "PreparedSpmv",
     "argsort",
     "filter",
     "gather",
     "matmul",
+    "prepare_spmv",
     "random",
     "read_matrix",
     "scan",
@@ -65,6 +68,7 @@ _HOMES = {
                      "segment_sum", "sort", "sort_pairs"), "accy_kernels.api"),
     "matmul": "accy_kernels.matmul_api",
     **dict.fromkeys(("read_matrix", "spmm", "spmv"), "accy_kernels.sparse_api"),
+    **dict.fromkeys(("PreparedSpmv", "prepare_spmv"), "accy_kernels.spmv_prepared"),
 }
 
 

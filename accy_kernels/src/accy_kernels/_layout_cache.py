@@ -68,7 +68,7 @@ def fingerprint(arrays: tuple[np.ndarray, ...]) -> tuple:
         raw = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
         parts.append([raw[i:i + _CHUNK] for i in range(0, len(raw), _CHUNK)])
     chunks = [c for p in parts for c in p]
-    if len(chunks) > 1:
+    if len(chunks) > 1 and sum(len(c) for c in chunks) > _CHUNK:  # threads pay off
         with _lock:
             if _pool is None:
                 _pool = ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1)),

@@ -74,8 +74,12 @@ def _as_sparse(A: Any, family: str) -> Any:
     return scipy.sparse.csr_matrix(arr)
 
 
-def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def csr_arrays(A: Any, dtype: np.dtype,
+               check: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(indptr, indices, data)`` of ``A`` as CSR: int32, int32, ``dtype`` (host).
+
+    ``check=False``: the caller checks the structure itself (a cached layout checks it once
+    per content, when it is built).
 
     Raises:
         UnsupportedError: more than 2**31 - 1 stored entries, rows or columns (the kernels
@@ -90,8 +94,8 @@ def csr_arrays(A: Any, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndar
     csr = A.tocsr()  # duplicates and unsorted columns are fine: every format sums entries
     if csr.nnz > MAX_ELEMS:
         raise UnsupportedError(f"spmv: {csr.nnz} entries exceed 2**31 - 1", feature="size")
-    # the kernels index x and the arrays unchecked: refuse what scipy lets through
-    check_host(csr.indptr, csr.indices, A.shape[1], min(csr.indices.size, csr.data.size))
+    if check:  # the kernels index x and the arrays unchecked: refuse what scipy lets through
+        check_host(csr.indptr, csr.indices, A.shape[1], min(csr.indices.size, csr.data.size))
     return (csr.indptr.astype(np.int32, copy=False), csr.indices.astype(np.int32, copy=False),
             csr.data.astype(dtype, copy=False))
 
@@ -132,14 +136,20 @@ def spmv(A: Any, x: Any, format: str | None = None, *, backend: Any = "cpu",
             columns or entries.
         InputError: shape mismatch, unknown format or option.
 
-    Passes over memory: CSR and COO 1 (the matrix arrays and ``x`` read, ``y`` written;
-    minimum 1); ELL/SELL 2 (a checksum of the CSR arrays to find the cached layout, then
-    the padded layout; minimum 1).
+    Passes over memory: CSR and COO 1 plus the structure check (row pointers and column
+    indices, 8 of the 16 bytes an entry; vectorized, in the same native call for a prepared
+    CSR matrix; minimum 1); ELL/SELL 2 (a checksum of the CSR arrays to find the cached
+    layout, then the padded layout; minimum 1: :func:`prepare_spmv`).
 
     Repeated calls with the same CSR matrix (int32 indices, values of ``x``'s dtype) on the
     CPU reuse a launch prepared for that matrix, which reads its arrays in place (so
-    in-place edits are always seen; replaced arrays prepare it again): a few microseconds
-    of Python per call (:mod:`accy_kernels.spmv_fast` states the rule).
+    in-place edits are always seen; replaced arrays prepare it again): about a microsecond
+    of Python per call (:mod:`accy_kernels.spmv_fast` states the rule). For SELL/ELL, or to
+    skip every per-call check of the matrix, hold a handle:
+    :func:`accy_kernels.prepare_spmv` (docs/sparse.md).
+
+    Raises (also):
+        InputError: row pointers or column indices out of range (the position named).
     """
     if variant is None and candidate is None and not options and format in (None, "csr"):
         y = fast_spmv(A, x, backend, format is None)

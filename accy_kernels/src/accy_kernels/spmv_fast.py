@@ -54,6 +54,7 @@ from accy.families.runner import _CAPTURE
 
 from accy_kernels._dispatch import _LAST
 from accy_kernels._weak_drops import WeakDrops
+from accy_kernels.spmv_bound import RELEASE_ENTRIES, SPLIT_ENTRIES, native_cpu
 
 __all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
 
@@ -157,7 +158,7 @@ class _Prepared:
         check_groups = groups_for(check_items(n_rows, stored), check_kernel().workgroup_size)
         self.call = self.launch = self.check = self.pointers = self.err = None
         self.check_pointers = None
-        if _native(be) and (n_rows + stored < SPLIT_ENTRIES):
+        if native_cpu(be) and (n_rows + stored < SPLIT_ENTRIES):
             from accy_backend_cpu.native_call import bind_native_call
 
             self.call = bind_native_call(be, [
@@ -186,24 +187,6 @@ class _Prepared:
                    min(self.indices.size, self.data.size))
         raise InternalError("spmv: the structure check flagged a tile that the host finds "
                             "well-formed")
-
-
-#: stored entries from which the product is split over the pool's threads (below, handing
-#: work to a thread costs about as much as the part it would take)
-SPLIT_ENTRIES = 1 << 18
-#: stored entries from which a native call releases the GIL around its kernels (below, the
-#: kernels take about as long as releasing and taking it; numpy keeps it for small arrays too)
-RELEASE_ENTRIES = 1 << 14
-
-
-def _native(be: Any) -> bool:
-    """Whether ``be`` is the CPU backend and this interpreter has its native calls."""
-    try:
-        from accy_backend_cpu.backend import CpuBackend
-        from accy_backend_cpu.native_call import native_calls_available
-    except ImportError:
-        return False
-    return isinstance(be, CpuBackend) and native_calls_available()
 
 
 def _work(n_rows: int, nnz: int) -> int | None:

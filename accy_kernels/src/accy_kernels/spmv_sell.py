@@ -15,18 +15,21 @@ default 256; rounded to a multiple of ``C`` unless 1). Under a loop budget
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from accy.errors import InputError
 from accy.families import Candidate, Plan
+from accy.families.runner import _CAPTURE
 from accy.kernel import KernelBuilder, where
 
 from accy_kernels._common import ceil_div, groups_for, launch_windows, window
 from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
+from accy_kernels.spmv_csr_check import check_host
 from accy_kernels.spmv_ell import PAD
 
-__all__ = ["run", "sell_kernel", "sell_layout"]
+__all__ = ["run", "sell_kernel", "sell_layout", "sell_options"]
 
 
 @functools.cache
@@ -84,11 +87,17 @@ def sell_layout(indptr, cols, data, n_rows: int, c: int, sigma: int):
     return slice_ptr, out_cols, out_vals, perm.astype(np.int32)
 
 
-def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
-    """Return ``A @ x`` through SELL-C-σ (options ``C``, ``sigma``)."""
+def sell_options(options: dict, candidate: Any, n_rows: int) -> tuple[int, int]:
+    """``(C, sigma)`` from the call's options (else the candidate's, else 32 and 256),
+    clamped as :func:`run` documents.
+
+    Raises:
+        InputError: a non-integer, non-positive or unknown option.
+    """
     opts = dict(options or {})
-    c = opts.pop("C", candidate.option("C", 32))
-    sigma = opts.pop("sigma", candidate.option("sigma", 256))
+    option = candidate.option if candidate else (lambda _name, default: default)
+    c = opts.pop("C", option("C", 32))
+    sigma = opts.pop("sigma", option("sigma", 256))
     for what, v in (("C", c), ("sigma", sigma)):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
             raise InputError(f"spmv sell: {what} must be an integer number of rows, got {v!r}")
@@ -97,17 +106,36 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
         raise InputError(f"spmv sell: unknown option(s) {', '.join(opts)}; known: C, sigma")
     if c < 1 or sigma < 1:
         raise InputError(f"spmv sell: C and sigma must be >= 1 rows, got C={c}, sigma={sigma}")
-    n_rows = A.shape[0]
     # a slice taller than the matrix is padding only (C=2**40 allocated C rows on the host);
     # each row still sums its own entries in the same order, so the result is unchanged
     c = min(c, max(n_rows, 1))
     if sigma > 1:
         sigma = ceil_div(min(sigma, max(n_rows, 1)), c) * c
-    indptr, cols, data = csr_arrays(A, x.dtype)
+    return c, sigma
+
+
+def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
+    """Return ``A @ x`` through SELL-C-σ (options ``C``, ``sigma``).
+
+    The layout is cached per matrix object and content (:mod:`accy_kernels._layout_cache`:
+    a checksum of the CSR arrays every call); on the CPU the cached layout is also bound to
+    its kernel once (:func:`accy_kernels.spmv_bound.bind_sell`), so a repeated call costs
+    the checksum and one native call."""
+    n_rows = A.shape[0]
+    c, sigma = sell_options(options, candidate, n_rows)
+    indptr, cols, data = csr_arrays(A, x.dtype, check=False)
+
+    def build():
+        check_host(indptr, cols, A.shape[1], min(cols.size, data.size))  # once per content
+        # the last item holds the layout's bound products, and goes with the cache entry
+        return (*sell_layout(indptr, cols, data, n_rows, c, sigma), {})
+
     # cached per matrix object + content checksum (see _layout_cache): solvers call repeatedly
-    slice_ptr, s_cols, s_vals, perm = cached_layout(
-        A, ("sell", c, sigma, data.dtype.str), (indptr, cols, data),
-        lambda: sell_layout(indptr, cols, data, n_rows, c, sigma))
+    layout = cached_layout(A, ("sell", c, sigma, data.dtype.str), (indptr, cols, data), build)
+    product = _bound(backend, layout, n_rows, c)
+    if product is not None and type(x) is np.ndarray and x.flags.c_contiguous:
+        return product(x)
+    slice_ptr, s_cols, s_vals, perm, _ = layout
     wg = candidate.workgroup_size
     plan = Plan("spmv.sell")
     y = plan.output(dtype, n_rows)
@@ -118,3 +146,25 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
                    [("i32", n_rows)], widest, 0, "spmv.sell")
     (result,) = plan.run(backend)
     return result
+
+
+def _bound(backend: Any, layout: tuple, n_rows: int, c: int) -> Any:
+    """The bound product of a layout on the CPU (made once per layout and backend object,
+    kept in the layout's own holder), or None (another backend, a loop budget, no native
+    calls, or a family sweep capturing the plan)."""
+    from accy.families import backend_object, loop_budget
+
+    from accy_kernels.spmv_bound import bind_sell, native_cpu
+
+    if _CAPTURE.get() is not None:
+        return None
+    be = backend_object(backend)
+    holder = layout[4]
+    got = holder.get(id(be))
+    if got is not None and got[0] is be:
+        return got[1]
+    if not native_cpu(be) or loop_budget(be) is not None:
+        return None
+    product = bind_sell(be, layout[:4], n_rows, c)
+    holder[id(be)] = (be, product)
+    return product

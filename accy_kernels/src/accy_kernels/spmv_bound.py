@@ -1,0 +1,117 @@
+"""A sparse layout (CSR or SELL-C-σ host arrays) bound once to its kernel on the CPU: ``y = f(x)``.
+
+Used by :class:`accy_kernels.spmv_prepared.PreparedSpmv` (arrays the handle owns) and by
+the SELL layout cache of :mod:`accy_kernels.spmv_sell` (arrays the cache owns, read-only):
+what the ordinary call builds per call (launch plan, executable, argument packing) is done
+once. The arrays must stay unchanged for as long as the bound product is used: the bound
+product holds them (so they stay alive) and reads them in place without checking them.
+
+Small layouts (under ``SPLIT_ENTRIES`` stored entries, padding included) run as one native
+call (:func:`accy_backend_cpu.native_call.bind_native_call`, reentrant, so any number of
+threads use one at once; the GIL is released from ``RELEASE_ENTRIES``); larger ones through
+the backend's ``bind_launch``, split over the pool's threads, one call at a time (a lock).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from accy_kernels._common import MAX_ELEMS, groups_for
+
+__all__ = ["bind_csr", "bind_sell", "native_cpu"]
+
+#: stored entries from which a product is split over the pool's threads
+SPLIT_ENTRIES = 1 << 18
+#: stored entries from which a native call releases the GIL around its kernels
+RELEASE_ENTRIES = 1 << 14
+_FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+
+
+def native_cpu(be: Any) -> bool:
+    """Whether ``be`` is the CPU backend and this interpreter has its native calls."""
+    try:
+        from accy_backend_cpu.backend import CpuBackend
+        from accy_backend_cpu.native_call import native_calls_available
+    except ImportError:
+        return False
+    return isinstance(be, CpuBackend) and native_calls_available()
+
+
+def _address(a: np.ndarray) -> int:
+    from accy.runtime.fast_call import _address as address
+
+    return address(a) if a.size else 0
+
+
+def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: list,
+          n_rows: int, dtype: np.dtype, entries: int) -> Callable[[np.ndarray], np.ndarray]:
+    """``f(x) -> y`` for a kernel with buffers ``(y, *arrays, x)`` (see the module
+    docstring); ``x`` must be a contiguous ndarray of ``dtype`` (the caller checks)."""
+    empty = np.empty
+    if entries < SPLIT_ENTRIES:
+        from accy_backend_cpu.native_call import bind_native_call
+
+        call = bind_native_call(be, [(loaded, groups, scalars,
+                                      [("arg", 0), *map(_address, arrays), ("arg", 1)])],
+                                release_gil=entries >= RELEASE_ENTRIES)
+
+        def product(x: np.ndarray) -> np.ndarray:
+            y = empty(n_rows, dtype)
+            call(y, x, None)
+            return y
+
+        product.keep = arrays  # type: ignore[attr-defined]
+        return product
+    from accy.backend import Geometry
+
+    pointers, launch = be.bind_launch(loaded, Geometry(groups, wg), scalars,
+                                      work=n_rows + entries)
+    for i, a in enumerate(arrays):
+        pointers[1 + i] = _address(a)
+    lock = threading.Lock()
+    last = len(arrays) + 1
+
+    def locked(x: np.ndarray) -> np.ndarray:
+        y = empty(n_rows, dtype)
+        with lock:
+            pointers[0], pointers[last] = _address(y), _address(x)
+            launch()
+        return y
+
+    locked.keep = arrays  # type: ignore[attr-defined]
+    return locked
+
+
+def bind_csr(be: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+             workgroup_size: int = 64) -> Callable[[np.ndarray], np.ndarray]:
+    """The whole-rows CSR kernel (``spmv_csr_scalar``'s order) over well-formed CSR arrays
+    (int32, int32, float32/float64, C-contiguous; checked by the caller)."""
+    from accy.families.runner import _load
+
+    from accy_kernels.spmv_csr_scalar import csr_scalar_kernel
+
+    n_rows, dtype = indptr.size - 1, data.dtype
+    loaded = _load(be, csr_scalar_kernel(_FLOATS[dtype], workgroup_size, windowed=False))
+    return _bind(be, loaded, groups_for(n_rows, workgroup_size), workgroup_size,
+                 [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)], [indptr, indices, data],
+                 n_rows, dtype, int(indptr[-1]) if n_rows else 0)
+
+
+def bind_sell(be: Any, layout: tuple, n_rows: int, c: int,
+              workgroup_size: int = 64) -> Callable[[np.ndarray], np.ndarray]:
+    """``spmv_sell``'s kernel over a :func:`~accy_kernels.spmv_sell.sell_layout`
+    ``(slice_ptr, cols, vals, perm)`` of ``n_rows`` rows and slices of ``c``, all slice
+    columns in one launch (no loop budget on the CPU)."""
+    from accy.families.runner import _load
+
+    from accy_kernels.spmv_sell import sell_kernel
+
+    slice_ptr, cols, vals, perm = layout
+    loaded = _load(be, sell_kernel(_FLOATS[vals.dtype], c, workgroup_size))
+    return _bind(be, loaded, groups_for(n_rows, workgroup_size), workgroup_size,
+                 [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)], list(layout), n_rows,
+                 vals.dtype, int(slice_ptr[-1]) if slice_ptr.size else 0)
