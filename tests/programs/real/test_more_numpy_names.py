@@ -201,7 +201,7 @@ REFUSED = {
     "host array indexed by a traced one": (lambda a: np.eye(4)[a], np.array([0, 1], np.int32),
                                            r"anp\.asarray\(np\.eye\(k\)\)\[t\]"),
     "builtin max": (_builtin_max, X[0], r"np\.maximum\(a, b\)"),
-    "unknown keyword": (lambda a: np.sum(a, where=a > 0), X, r"numpy\.sum at .*'where'"),
+    "unknown keyword": (lambda a: np.sum(a, initial=1.0), X, r"numpy\.sum at .*'initial'"),
     "method keyword": (lambda a: a.cumsum(axis=0, out=None, foo=1), X, r"ndarray\.cumsum"),
     "None among arrays": (lambda a: a[[0, 1], None, [1, 2]], X, "None among several"),
     "np.r_ of traced arrays": (lambda a: np.r_[a, a], X[0],

@@ -1,12 +1,16 @@
 """Integer-style and angle math for ``accy.numpy``, composed from existing IR ops:
 ``floor``, ``ceil``, ``trunc``, ``floor_divide``, ``mod``/``remainder``, ``fmod``,
-``left_shift``, ``right_shift``, ``arctan``, ``arctan2``.
+``left_shift``, ``right_shift``, ``power``, ``arctan``, ``arctan2``.
 
 ``floor`` converts through an integer and corrects by one (values past 2**23 (f32) or
 2**52 (f64) are already integral, NaN and inf pass through). ``floor_divide`` and ``mod``
 follow numpy: the quotient rounds toward minus infinity, the remainder has the divisor's
 sign, integer division by zero gives 0. Shifts on integers compose multiplications and
 floor divisions by powers of two (a count outside [0, bits) is undefined, as in C).
+``power`` of integers stays an integer, exact and wrapping as numpy's, by binary
+exponentiation (Knuth, *TAOCP* vol. 2, 4.6.3): a static exponent unrolls into its squarings
+and multiplications, a traced one selects per bit; a negative exponent is numpy's error when
+static, and the integer part of the real power when traced (0, or 1 / -1 for 1 / -1).
 ``arctan`` is Cephes' rational approximation (to about 1e-16 relative in f64), ``arctan2``
 adds numpy's quadrant and signed-zero rules.
 """
@@ -17,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import UnsupportedError
+from accy.errors import UnsupportedError, VerifyError
 from accy.frontend.numpy_api import (
     abs,
     add,
@@ -38,10 +42,11 @@ from accy.frontend.numpy_api import (
 )
 from accy.frontend.shape_api import full_like
 from accy.frontend.trace import user_location
+from accy.frontend.tracer import Tracer
 from accy.ir import DType
 
 __all__ = ["arctan", "arctan2", "ceil", "floor", "floor_divide", "fmod", "left_shift", "mod",
-           "remainder", "right_shift", "trunc"]
+           "power", "remainder", "right_shift", "trunc"]
 
 
 def _float_of(x: Any) -> Any:
@@ -229,3 +234,49 @@ def arctan2(x1: Any, x2: Any) -> Any:
     a = arctan(ratio)
     a = where(_negative_signed(x), subtract(np.pi, a), a)
     return where(_negative_signed(y), negative(a), a)
+
+
+def power(x1: Any, x2: Any) -> Any:
+    """Elementwise ``x1 ** x2`` with numpy broadcasting. Floats as ``arith.pow``; two
+    integer operands give an integer (see the module docstring), where the float power
+    would round (``5 ** 3`` is 124.99998 in f32 on some devices).
+
+    Raises:
+        VerifyError: an integer array to a static negative integer power (numpy's
+            ``ValueError``).
+    """
+    from accy.frontend.numpy_api import binary_op
+
+    tr = trace_of(x1, x2)
+    if tr is None:
+        return np.power(x1, x2)
+    dt = common(x1, x2)
+    if not dt.is_int:
+        return binary_op("power", "**", x1, x2)
+    # a host base is held in the result dtype, so its squarings wrap as numpy's do
+    base = astype(x1, dt.numpy) if isinstance(x1, Tracer) else np.asarray(x1, dt.numpy)
+    if not hasattr(x2, "dtype") or (np.ndim(x2) == 0 and not isinstance(x2, Tracer)):
+        e = int(x2)
+        if e < 0:
+            raise VerifyError(f"'**' at {user_location()}: integers to negative integer "
+                              "powers are not allowed (numpy refuses them too); use a float "
+                              "base: x.astype(anp.float32) ** -2")
+        out = None
+        while e:
+            if e & 1:
+                out = base if out is None else multiply(out, base)
+            e >>= 1
+            if e:
+                base = multiply(base, base)
+        return out if out is not None else add(multiply(base, 0), 1)
+    e = astype(x2, dt.numpy)
+    out = add(multiply(e, 0), add(multiply(base, 0), 1))  # ones of the broadcast shape
+    for k in range(dt.bits - (0 if dt.is_unsigned else 1)):
+        bit = not_equal(_bitand(e, 1 << k), 0)
+        out = where(bit, multiply(out, base), out)
+        base = multiply(base, base)
+    if dt.is_unsigned:
+        return out
+    odd = not_equal(_bitand(e, 1), 0)
+    tiny = where(equal(x1, 1), 1, where(equal(x1, -1), where(odd, -1, 1), 0))
+    return where(less(e, 0), astype(tiny, dt.numpy), out)

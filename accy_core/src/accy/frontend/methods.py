@@ -86,7 +86,7 @@ for _n in UFUNC_OUTER:
 def _binary(fname: str) -> Any:
     special = {"matmul": linalg_api.matmul, "floor_divide": intmath_api.floor_divide,
                "remainder": intmath_api.mod, "left_shift": intmath_api.left_shift,
-               "right_shift": intmath_api.right_shift}
+               "right_shift": intmath_api.right_shift, "power": intmath_api.power}
     return special.get(fname)
 
 

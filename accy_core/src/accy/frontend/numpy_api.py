@@ -48,6 +48,7 @@ _BUILDER = {
 }
 _COMPARE = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 _BITWISE = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+_BOOL_AS = {"add": "or_", "maximum": "or_", "multiply": "and_", "minimum": "and_"}
 
 
 # ---------------------------------------------------------------- plumbing
@@ -185,6 +186,9 @@ def _modulus_compare(name: str, a: Any, b: Any) -> Any:
     return logical_or(binary_op(name, ">", s, c * c), inf)
 
 
+_HOST = (bool, int, float, np.generic)
+
+
 def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
     """``a <symbol> b`` as ``accy.numpy.<name>``; used by the tracer's operators.
 
@@ -193,8 +197,11 @@ def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
         UnsupportedError: a bitwise op on floats.
     """
     tr = trace_of(a, b)
-    if tr is None:
-        return getattr(np, name)(a, b)
+    if tr is None or (isinstance(a, _HOST) and isinstance(b, _HOST)):
+        # two host operands (x % 2**40 compares 2**40 with 0 inside): numpy's answer, not
+        # an IR constant of accy's default integer type that may not hold them
+        with np.errstate(all="ignore"):
+            return getattr(np, name)(a, b)
     if name in _SWAP:
         res = _modulus_compare(name, a, b)
         if res is not None:
@@ -207,10 +214,17 @@ def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
             f"'{symbol}' at {user_location()} needs bool or integer operands, got {dt}; "
             "compare first (x > 0) or cast with .astype(anp.int32)", feature=name,
         )
+    method = _BUILDER["divide" if name == "true_divide" else name]
+    if dt == DType.BOOL and name not in _COMPARE and name not in _BITWISE:
+        if name == "subtract" or name not in _BOOL_AS:  # numpy's TypeError for bool '-'
+            raise UnsupportedError(
+                f"'{symbol}' at {user_location()} on two bool arrays is not supported (numpy "
+                "refuses it too); use ^ or logical_xor, or cast with .astype(anp.int32)",
+                feature=f"bool {name}")
+        method = _BOOL_AS[name]  # numpy: + and maximum are 'or', * and minimum are 'and'
     shape = broadcast_shape(f"a {symbol} b", shape_of(a), shape_of(b))
     fb = tr.fb
     va, vb = (fb.broadcast_to(value_of(tr, x, dt), shape) for x in (a, b))
-    method = _BUILDER["divide" if name == "true_divide" else name]
     return wrap(tr, getattr(fb, method)(va, vb))
 
 
