@@ -131,6 +131,40 @@ def test_scatter_add_privatized_host_blocks(tiles):
                            candidate=cand)
 
 
+@pytest.mark.parametrize("tiles", [1, 3])
+def test_scatter_add_privatized_host_rows(tiles):
+    """Along an axis the host histogram adds whole rows of the trailing elements (one
+    range check per row, (o, j) counters carried across the tile, no division per value):
+    an embedding-style [V, D] update and a middle axis of a 3-D target (rows wrap from one
+    leading index to the next inside a tile); one tile adds in position order, so bitwise
+    numpy.add.at into zeros; a bad index names its position."""
+    from accy.families import Candidate
+
+    cand = Candidate(64, 1, (("tiles", tiles),))
+    rng = np.random.default_rng(13)
+    idx = rng.integers(-11, 11, 37)
+    for shape, axis, vshape in (((11, 19), 0, (37, 19)), ((3, 11, 5), 1, (3, 37, 5)),
+                                ((4, 11), 1, (4, 37))):
+        vals = rng.standard_normal(vshape)
+        got = ak.scatter_add(np.zeros(shape), idx, vals, axis=axis, backend="cpu",
+                             variant="privatized", candidate=cand)
+        want = ref.scatter_add(np.zeros(shape), idx, vals, axis=axis)
+        if tiles == 1:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        ints = (vals * 100).astype(np.int32)
+        np.testing.assert_array_equal(
+            ak.scatter_add(np.ones(shape, np.int32), idx, ints, axis=axis, backend="cpu",
+                           variant="privatized", candidate=cand),
+            ref.scatter_add(np.ones(shape, np.int32), idx, ints, axis=axis))
+    wrong = idx.copy()
+    wrong[29] = 11
+    with pytest.raises(IndexOutOfRangeError, match="position 29"):
+        ak.scatter_add(np.zeros((3, 11, 5)), wrong, np.ones((3, 37, 5)), axis=1,
+                       backend="cpu", variant="privatized", candidate=cand)
+
+
 def test_scatter_add_default_privatizes_small_outputs_on_host():
     # the default on a host-memory backend (any thread count): private histograms when
     # threads x outputs <= values; otherwise the capability choice (atomic / sorted)
