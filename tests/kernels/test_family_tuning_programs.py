@@ -141,6 +141,21 @@ def test_compiled_scatter_add_takes_the_cached_variant():
                                np.bincount(idx, vals, 256), rtol=1e-4, atol=1e-4)
 
 
+def test_compiled_scatter_add_privatizes_on_host_like_direct_calls():
+    """A compiled scatter_add takes the direct calls' host default: private histograms
+    (threads x outputs <= values), not atomics; right, with negative indices too."""
+    exe = accy.compile(_scatter_add("f64"), "cpu")
+    names = [n for n, _ in _launches(exe)]
+    assert any(n.startswith("scatter_add_priv_hist") for n in names), names
+    rng = np.random.default_rng(9)
+    idx = rng.integers(-256, 256, 4096).astype(np.int32)
+    vals = rng.standard_normal(4096)
+    dst = rng.standard_normal(256)
+    want = dst.copy()
+    np.add.at(want, idx, vals)
+    np.testing.assert_allclose(exe(dst, idx, vals)[0], want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.vulkan
 def test_compiled_scatter_add_without_atomics_privatizes_on_a_lane_device():
     from accy.plugins import open_backend, probe_backend

@@ -177,8 +177,10 @@ def pick_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
 
 
 def pick_device_accumulate(backend: Any, dtype: str, size: int, total: int) -> str:
-    """The default without the host rule (compiled programs use it: their thread count is
-    the run's, not the compile's). On a lane device (few CPU threads, see
+    """The default without the host rule. (Compiled programs take the host rule too: their
+    tile count is the compiling backend's thread count, which runs them; an executable
+    loaded by a process with another thread count stays right, with that many private
+    histograms.) On a lane device (few CPU threads, see
     :func:`accy_kernels.scatter_add_privatized.lane_device`) whose private copies fit:
     ``privatized`` when the device has no loop budget (PoCL: 1.2-1.7x faster than its
     atomics at 65,536-262,144 values) or no atomic add on ``dtype`` (lavapipe f64/i64: ~6x
