@@ -10,7 +10,8 @@ from accy.kernel import KernelBuilder
 
 from accy_kernels._common import ceil_div
 
-__all__ = ["MIN_PARALLEL_WORK", "active", "host_threads", "simd_lanes", "spread"]
+__all__ = ["MIN_PARALLEL_WORK", "RANGES_PER_THREAD", "active", "host_parts", "host_threads",
+           "simd_lanes", "spread"]
 
 #: work (flops of a compute-bound launch; memory-bound ones count 16 per flop) under which a
 #: launch is not spread over the threads: handing half of it to a pool thread (a wake-up
@@ -34,6 +35,19 @@ def host_threads(backend) -> int:
     from accy import config
 
     return config.num_threads()
+
+
+#: ranges per thread of a split launch where the backend does not say (a compile-time
+#: target): the CPU backend pool's ``ranges_per_thread``
+RANGES_PER_THREAD = 2
+
+
+def host_parts(backend) -> int:
+    """Ranges a host backend's pool cuts a split launch into: :func:`host_threads` times its
+    pool's ``ranges_per_thread`` (:data:`RANGES_PER_THREAD` where there is no pool), claimed
+    by whichever thread is free."""
+    per = getattr(getattr(backend, "pool", None), "ranges_per_thread", RANGES_PER_THREAD)
+    return host_threads(backend) * (per if isinstance(per, int) and per > 0 else 1)
 
 
 def spread(backend, tiles: int, workgroup_size: int, work: int | None = None) -> int:

@@ -36,7 +36,7 @@ import functools
 from accy.kernel import KernelBuilder, call
 
 from accy_kernels._common import ceil_div
-from accy_kernels.matmul_host import MIN_PARALLEL_WORK, active, host_threads, spread
+from accy_kernels.matmul_host import MIN_PARALLEL_WORK, active, host_parts, spread
 from accy_kernels.matmul_micro import microkernel, store_tile
 from accy_kernels.matmul_problem import NO_EPILOGUE, Epilogue, MatmulProblem
 
@@ -213,8 +213,8 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     mcb = max(1, min(mcb, tm))
     gn = ceil_div(tn, ncj)
     blocks_m = prob.batch * ceil_div(tm, mcb)
-    threads = host_threads(backend) if prob.flops >= MIN_PARALLEL_WORK else 1
-    gpj = col_groups(gn, blocks_m, threads)
+    parts = host_parts(backend) if prob.flops >= MIN_PARALLEL_WORK else 1
+    gpj = col_groups(gn, blocks_m, parts)
     jobs = blocks_m * ceil_div(gn, gpj)
     slot = ncj * kc * nr
     bp = plan.temp(prob.dtype, jobs * slot)
@@ -233,19 +233,20 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
                      ("i64", slot), ("i32", gpj)])
 
 
-def col_groups(groups: int, blocks: int, threads: int) -> int:
-    """Column groups per job: ``groups`` of each of ``blocks`` row blocks shared by
-    ``threads`` threads, the pool giving each thread a contiguous range of jobs. The most
-    groups per job whose busiest thread (``ceil(jobs / threads)`` jobs) runs no more
-    groups than with one group per job: each job copies into one scratch slot, so a thread
-    writes one slot again and again (in L2) instead of a fresh one per group (16 slots of
-    256 KiB for a 64-row MLP layer's ``W``: 4 MiB written to L3 and evicted each call)."""
+def col_groups(groups: int, blocks: int, parts: int) -> int:
+    """Column groups per job: ``groups`` of each of ``blocks`` row blocks over the ``parts``
+    ranges a host pool cuts the launch into (:func:`accy_kernels.matmul_host.host_parts`:
+    threads times ranges per thread, claimed by whichever thread is free). The most groups
+    per job whose busiest range (``ceil(jobs / parts)`` jobs) runs no more groups than with
+    one group per job: each job copies into one scratch slot, so a thread writes one slot
+    again and again (in L2) instead of a fresh one per group (16 slots of 256 KiB for a
+    64-row MLP layer's ``W``: 4 MiB written to L3 and evicted each call)."""
     if groups <= 1:
         return 1
-    if threads <= 1:
+    if parts <= 1:
         return groups
-    best = ceil_div(blocks * groups, threads)  # groups of the busiest thread, one per job
+    best = ceil_div(blocks * groups, parts)  # groups of the busiest range, one per job
     for per in range(groups, 0, -1):
-        if ceil_div(blocks * ceil_div(groups, per), threads) * per <= best:
+        if ceil_div(blocks * ceil_div(groups, per), parts) * per <= best:
             return per
     return 1
