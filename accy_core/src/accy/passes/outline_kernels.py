@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 from accy.errors import VerifyError
 from accy.ir import Module, Operation, Value
-from accy.ir.ops.dispatch import FAMILY_KINDS
+from accy.ir.ops.dispatch import FAMILY_KINDS, VIEW_KIND
 from accy.ir.ops.linalg import dot_general_dims
 from accy.kernel import (
     Assign,
@@ -436,8 +436,8 @@ class OutlineKernelsPass(Pass):
         for fn in module.functions:
             k = 0
             for op in fn.body.ops:
-                if op.name != "dispatch.region":
-                    continue
+                if op.name != "dispatch.region" or op.attrs.get("kind") == VIEW_KIND:
+                    continue  # a view (bufferize) reads its input's buffer: no kernel
                 if op.attrs.get("kind") in FAMILY_KINDS:  # a kernel-family call: own launches
                     from accy.families.lowering import TargetBackend, expand
 

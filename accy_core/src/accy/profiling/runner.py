@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.ir.ops.dispatch import FAMILY_KINDS
+from accy.ir.ops.dispatch import FAMILY_KINDS, VIEW_KIND
 from accy.profiling.records import PHASES, RecordWriter
 from accy.profiling.summary import summarize
 from accy.progress import track
@@ -72,7 +72,8 @@ def _choices(final: Any) -> dict[str, dict[str, str]]:
     out = {}
     for fn in final.functions:
         for op in fn.body.ops:
-            if op.name == "dispatch.region" and op.attrs.get("kind") not in FAMILY_KINDS:
+            if op.name == "dispatch.region" and op.attrs.get("kind") not in FAMILY_KINDS \
+                    and op.attrs.get("kind") != VIEW_KIND:
                 first = str(op.attrs.get("candidates", "")).split(",")[0]
                 out[op.attrs["kernel"]] = {
                     "candidate": op.attrs.get("candidate") or first,

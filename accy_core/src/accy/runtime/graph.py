@@ -105,7 +105,7 @@ class LaunchGraph:
 
 def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
     """The launch graph of ``fn`` after the kernel stage (regions carry slots and kernels)."""
-    from accy.ir.ops.dispatch import FAMILY_KINDS
+    from accy.ir.ops.dispatch import FAMILY_KINDS, VIEW_KIND
     from accy.ir.ops.loop import LOOP_OPS
     from accy.runtime.loop_graph import absorb_loop
 
@@ -123,6 +123,8 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
             g.constants[op.attrs["slot"]] = np.array(op.attrs["value"], order="C")
         elif op.name in LOOP_OPS:
             g.loops.append(absorb_loop(g, module, op, len(g.launches), graph_from_function))
+        elif op.name == "dispatch.region" and op.attrs.get("kind") == VIEW_KIND:
+            continue  # its output is its input's slot: nothing to launch
         elif op.name == "dispatch.region" and (
                 op.attrs.get("kind") in FAMILY_KINDS or _has_checks(op)):
             _library_or_checked(g, op, kernels)

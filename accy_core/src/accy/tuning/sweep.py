@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from accy.ir.ops.dispatch import FAMILY_KINDS
+from accy.ir.ops.dispatch import FAMILY_KINDS, VIEW_KIND
 from accy.progress import track
 from accy.tuning.cache import TuningCache, TuningEntry, region_shape_family
 from accy.tuning.candidates import LaunchCandidate, parse_candidates
@@ -111,8 +111,8 @@ def sweep_program(module: Any, backend: str = "cpu", *, function: str | None = N
     device = be.capabilities().device_fingerprint
     fn = final.function(function or final.functions[0].name)
     graph = graph_from_function(final, fn)
-    regions = [op for op in fn.body.ops if op.name == "dispatch.region"
-               and op.attrs.get("kind") not in FAMILY_KINDS]  # families: `accy tune --families`
+    regions = [op for op in fn.body.ops if op.name == "dispatch.region"  # families: `accy
+               and op.attrs.get("kind") not in (*FAMILY_KINDS, VIEW_KIND)]  # tune --families`
     results: list[SweepResult] = []
     for region in _progress(regions, "tune", progress):
         name = region.attrs["kernel"]

@@ -20,6 +20,10 @@ from accy.ir.ops.registry import OpDef, register_op
 #: ``library`` (one ``library.*`` call) and ``contract`` (a ``dot_general`` and its fused
 #: epilogue, see :mod:`accy.passes.contraction`)
 FAMILY_KINDS = ("library", "contract")
+#: the kind :mod:`accy.passes.bufferize` gives a ``map`` region that only reshapes one input:
+#: its output is that input's buffer seen with another shape, so it has no kernel and no
+#: launch (``x.reshape(-1)`` feeding a gather reads ``x`` in place)
+VIEW_KIND = "view"
 
 register_op(OpDef(
     "dispatch.region", None, lambda types, attrs: [], None,
@@ -45,4 +49,4 @@ register_op(OpDef(
 register_op(OpDef("dispatch.yield", None, lambda types, attrs: [], None,
                   traits=frozenset({"terminator"}), summary="values produced by a region"))
 
-__all__ = ["FAMILY_KINDS"]
+__all__ = ["FAMILY_KINDS", "VIEW_KIND"]
