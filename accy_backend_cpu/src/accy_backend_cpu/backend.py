@@ -28,7 +28,6 @@ from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.hashing import sha256
 from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
-from accy.kernel.loops import loop_trips
 from accy.records import record
 
 from accy_backend_cpu import shared_object
@@ -37,7 +36,6 @@ from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_poin
 from accy_backend_cpu.loading import KERNEL_FN, check_artifact, library, mcjit_engine
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
-from accy_backend_cpu.vecmath import link_vecmath
 
 __all__ = ["CpuBackend", "LoadedKernel"]
 
@@ -144,6 +142,8 @@ class CpuBackend:
 
     def _metadata(self, kernel: Kernel, noalias: bool,
                   fingerprint: str | None = None) -> dict[str, Any]:
+        from accy.kernel.loops import loop_trips  # compiling only
+
         return {
             "buffers": [[b.name, b.dtype, b.access] for b in kernel.buffers],
             "scalars": [[s.name, s.dtype] for s in kernel.scalars],
@@ -167,6 +167,8 @@ class CpuBackend:
             CodegenError: LLVM rejected the IR or crashed (worker process).
         """
         from accy.codegen import compile_llvm, emit_llvm_ir
+
+        from accy_backend_cpu.vecmath import link_vecmath
 
         options = dict(options or {})
         noalias = bool(options.get("noalias", True))
@@ -209,7 +211,7 @@ class CpuBackend:
         """
         from accy.codegen import compile_llvm_many, emit_llvm_module
 
-        # compile-only modules (a warm-cache load imports neither)
+        # compile-only modules (a warm-cache load imports none of them)
         from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, driver_ir
         from accy_backend_cpu.program_parts import (
             KERNEL_WEIGHT,
@@ -217,6 +219,7 @@ class CpuBackend:
             pack_objects,
             partition,
         )
+        from accy_backend_cpu.vecmath import link_vecmath
 
         noalias = bool(dict(options or {}).get("noalias", True))
         unique: dict[str, Kernel] = {}
@@ -274,6 +277,8 @@ class CpuBackend:
                 backend="cpu",
             )
         from accy.codegen import compile_llvm, emit_llvm_ir
+
+        from accy_backend_cpu.vecmath import link_vecmath
 
         self._check(kernel)
         text = link_vecmath(emit_llvm_ir(kernel, self.target))

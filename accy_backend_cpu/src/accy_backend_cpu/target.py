@@ -14,7 +14,6 @@ from accy.codegen.target import GENERATOR_REVISION, BaseTarget
 from accy.hashing import sha256
 
 from accy_backend_cpu.host_cache import HostInfo, cached_host, store_host
-from accy_backend_cpu.vecmath import VECMATH_F32
 
 if TYPE_CHECKING:
     from accy.codegen import CodegenRequest
@@ -80,6 +79,8 @@ class CpuTarget(BaseTarget):
 
     def math_function(self, op: str, dtype: str) -> str | None:
         """f32 exp/log/tanh → the vectorizable versions of :mod:`accy_backend_cpu.vecmath`."""
+        from accy_backend_cpu.vecmath import VECMATH_F32  # code generation only
+
         if dtype == "f32" and op in VECMATH_F32:
             return VECMATH_F32[op]
         return super().math_function(op, dtype)

@@ -161,7 +161,9 @@ def _hash(cls: type, hashed: tuple[str, ...]) -> Callable:
 
 
 def _methods(cls: type, names: tuple[str, ...], compare: tuple[str, ...],
-             hashed: tuple[str, ...], shown: tuple[str, ...], frozen: bool) -> dict[str, Any]:
+             hashed: tuple[str, ...], shown: tuple[str, ...], frozen: bool,
+             made: list[type]) -> dict[str, Any]:
+    """The methods of record ``cls`` (named after it); ``made`` will hold the class built."""
     all_values = _key(names)
     show = [(name, attrgetter(name)) for name in shown]
 
@@ -170,8 +172,8 @@ def _methods(cls: type, names: tuple[str, ...], compare: tuple[str, ...],
         return f"{self.__class__.__qualname__}({inner})"
 
     def __reduce__(self) -> tuple:
-        if self.__class__ is cls:
-            return cls, all_values(self)
+        if self.__class__ is made[0]:
+            return made[0], all_values(self)
         # a dataclass subclass: its fields by name (its __init__ orders them its own way)
         names = tuple(n for n, f in self.__dataclass_fields__.items() if f.init)
         return _rebuild, (self.__class__, names, tuple(getattr(self, n) for n in names))
@@ -242,40 +244,59 @@ def _build(cls: type, frozen: bool, slots: bool) -> type:
         raise TypeError(f"record {cls.__qualname__}: base classes are not supported")
     body = dict(cls.__dict__)
     fields, defaults, factories = _fields(cls, body)
-    if not slots:  # as a dataclass: the class attribute holds the default
-        body.update((n, f.default) for n, f in fields.items() if f.default is not _MISSING)
     names = tuple(fields)
     compare = tuple(n for n, f in fields.items() if f.compare)
     hashed = tuple(n for n, f in fields.items()
                    if (f.hash if f.hash is not None else f.compare))
     shown = tuple(n for n, f in fields.items() if f.repr)
+    made: list[type] = []
+    extra: dict[str, Any] = {
+        "__dataclass_fields__": fields,
+        # what a @dataclass subclass reads of its bases (only ``frozen``; the rest for show)
+        "__dataclass_params__": SimpleNamespace(
+            init=True, repr=True, eq=True, order=False, unsafe_hash=False, frozen=frozen,
+            match_args=True, kw_only=False, slots=slots, weakref_slot=False),
+        "__match_args__": names,
+    }
+    for name, method in _methods(cls, names, compare, hashed, shown, frozen, made).items():
+        if name not in body or name in ("__setattr__", "__delattr__"):
+            extra[name] = method
+    post = body.get("__post_init__")
+    if not slots:
+        # completed in place: setting attributes costs ~3 us, a second class ~70 us (and
+        # type creation is most of a record's cost: ~34 records on a warm-cache first call)
+        extra["__init__"] = _full_init(cls, names, defaults, factories, post,
+                                       [_dict_setter(name) for name in names])
+        for n, f in fields.items():  # as a dataclass: the class attribute holds the default
+            if f.default is not _MISSING:
+                extra[n] = f.default
+            elif n in cls.__dict__:  # a field(default_factory=...)
+                delattr(cls, n)
+        for name, value in extra.items():
+            setattr(cls, name, value)
+        made.append(cls)
+        return cls
     for key in ("__dict__", "__weakref__"):
         body.pop(key, None)
-    if slots:
-        body["__slots__"] = names
-    body["__dataclass_fields__"] = fields
-    # what a @dataclass subclass reads of its bases (only ``frozen``; the rest for show)
-    body["__dataclass_params__"] = SimpleNamespace(
-        init=True, repr=True, eq=True, order=False, unsafe_hash=False, frozen=frozen,
-        match_args=True, kw_only=False, slots=slots, weakref_slot=False)
-    body["__match_args__"] = names
+    body["__slots__"] = names
+    body.update(extra)
     new = type(cls)(cls.__name__, cls.__bases__, body)
     new.__qualname__ = cls.__qualname__
-    if slots:
-        setters = [getattr(new, name).__set__ for name in names]
-    else:
-        setters = [_dict_setter(name) for name in names]
-    init = _make_init(new, names, tuple(defaults), setters)
+    made.append(new)
+    # the setters are the new class's slot descriptors
+    new.__init__ = _full_init(cls, names, defaults, factories, post,
+                              [getattr(new, name).__set__ for name in names])
+    return new
+
+
+def _full_init(cls: type, names: tuple[str, ...], defaults: list, factories: list,
+               post: Callable | None, setters: list) -> Callable:
+    init = _make_init(cls, names, tuple(defaults), setters)
     if factories:
         init = _with_factories(init, [(k, setters[k], fac) for k, fac in factories], names)
-    post = body.get("__post_init__")
     if post is not None:
         init = _with_post_init(init, post)
-    for name, method in {"__init__": init,
-                         **_methods(new, names, compare, hashed, shown, frozen)}.items():
-        if name not in body or name in ("__init__", "__setattr__", "__delattr__"):
-            setattr(new, name, method)
-    return new
+    return init
 
 
 def _dict_setter(name: str) -> Callable[[Any, Any], None]:

@@ -1,6 +1,7 @@
 """Kernel IR facade: data types, printer, verifier, interpreter and the DSL builder.
 
-``verify_kernel``, ``interpret`` (numpy) and the DSL (``KernelBuilder``, ``E``) are imported
+``verify_kernel``, ``interpret`` (numpy), the printer (``kernel_to_text``, ``expr_to_text``)
+and the DSL (``KernelBuilder``, ``E``) are imported
 lazily on first attribute access.
 """
 
@@ -52,9 +53,10 @@ from accy.kernel.ir import (
     select,
     unary,
 )
-from accy.kernel.printer import expr_to_text, kernel_to_text
 
 _LAZY = {
+    "expr_to_text": "accy.kernel.printer",
+    "kernel_to_text": "accy.kernel.printer",
     "verify_kernel": "accy.kernel.verifier",
     "interpret": "accy.kernel.interpreter",
     "KernelBuilder": "accy.kernel.dsl",

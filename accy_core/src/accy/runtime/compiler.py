@@ -66,10 +66,13 @@ def _cached_artifact(key: str, build: Any, stats: dict[str, int]) -> Any:
 
 
 def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, Any],
-                loops: bool = False) -> str:
+                loops: bool = False, fingerprints: dict[str, str] | None = None) -> str:
     """The cache key of a whole program's object code: every kernel's name and fingerprint
-    (and whether the backend's loop driver is in it)."""
-    parts = "\n".join(f"{n} {k.fingerprint()}" for n, k in sorted(kernels.items()))
+    (and whether the backend's loop driver is in it); ``fingerprints`` may give some of
+    them (a stored graph's ``fingerprints``)."""
+    known = fingerprints or {}
+    parts = "\n".join(f"{n} {known.get(n) or k.fingerprint()}"
+                       for n, k in sorted(kernels.items()))
     if loops:
         parts += "\nloop-driver"
     return artifact_key(backend_name, device_fingerprint,
@@ -77,7 +80,8 @@ def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, A
 
 
 def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | None = None,
-                 name: str = "program", loops: bool = False) -> dict[str, Any]:
+                 name: str = "program", loops: bool = False,
+                 fingerprints: dict[str, str] | None = None) -> dict[str, Any]:
     """Compile (through the memory and disk caches) and load ``kernels``; name → loaded.
 
     A backend with ``compile_program``/``load_program`` (the CPU) gets the whole program as
@@ -93,7 +97,7 @@ def load_kernels(backend: Any, kernels: dict[str, Any], stats: dict[str, int] | 
     if not (hasattr(backend, "compile_program") and hasattr(backend, "load_program")):
         return load_all(backend, {n: compile_kernel(backend, k, stats) for n, k in kernels.items()})
     caps = backend.capabilities()
-    key = program_key(backend.name, caps.device_fingerprint, kernels, loops)
+    key = program_key(backend.name, caps.device_fingerprint, kernels, loops, fingerprints)
     options = {"loop_driver": True} if loops else None
 
     def build() -> Any:
@@ -178,11 +182,13 @@ def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: 
     from accy.runtime.executable import Executable
 
     loops = bool(graph.loops)
-    loaded = load_kernels(be, graph.kernels, stats, name=fn_name, loops=loops)
-    kernels = graph.kernels
+    kernels, fingerprints = graph.kernels, graph.fingerprints
+    loaded = load_kernels(be, kernels, stats, name=fn_name, loops=loops,
+                          fingerprints=fingerprints)
 
     def reload() -> dict[str, Any]:  # after exe.close(): the artifacts are cached
-        return load_kernels(be, kernels, None, name=fn_name, loops=loops)
+        return load_kernels(be, kernels, None, name=fn_name, loops=loops,
+                            fingerprints=fingerprints)
 
     try:
         return Executable(be, graph, loaded, final, stages=None, cache_stats=stats,

@@ -17,12 +17,13 @@ import numpy as np
 from accy.errors import InputError
 from accy.runtime.fast_call import build_fast_call, no_fast_call
 from accy.runtime.graph import LaunchGraph, graph_nodes
-from accy.runtime.invocation import Invocation, as_bytes, check_arrays
 from accy.runtime.resources import MIN_BUFFER_BYTES, Resources
 from accy.runtime.sequence import geometry
 
-if TYPE_CHECKING:  # dependencies and streams: only backends with streams plan them
+if TYPE_CHECKING:  # dependencies and streams: only backends with streams plan them;
+    # invocations: calls the small-call path does not take (imported by those)
     from accy.runtime.deps import DependencyGraph
+    from accy.runtime.invocation import Invocation
     from accy.runtime.streams import StreamPlan
 
 __all__ = ["Executable"]
@@ -163,6 +164,8 @@ class Executable:
         return arr if arr.flags.c_contiguous else np.ascontiguousarray(arr)
 
     def _check_inputs(self, args: Sequence[Any]) -> list[np.ndarray]:
+        from accy.runtime.invocation import check_arrays
+
         return check_arrays(self, args)
 
     def prepare(self, *args: Any) -> Invocation:
@@ -173,6 +176,8 @@ class Executable:
             InputError: wrong input count, dtype or shape (message says expected vs got).
             BackendError: an allocation or upload failed (what was acquired is released).
         """
+        from accy.runtime.invocation import Invocation, check_arrays
+
         arrays = check_arrays(self, args)
         with self._lock:
             return Invocation(self, arrays)
@@ -189,10 +194,14 @@ class Executable:
         out = self.call_fast(args)
         if out is not None:
             return out
+        from accy.runtime.invocation import check_arrays
+
         return self._run(check_arrays(self, args))
 
     def _run(self, arrays: list[np.ndarray]) -> tuple[np.ndarray, ...]:
         """The ordinary path on checked ``arrays``: prepare, submit, wait, read, close."""
+        from accy.runtime.invocation import Invocation
+
         with self._lock:
             inv = Invocation(self, arrays, internal=True)
             try:
@@ -231,6 +240,8 @@ class Executable:
             buf = self.backend.allocate(max(arr.nbytes, MIN_BUFFER_BYTES))
             try:
                 if arr.nbytes:
+                    from accy.runtime.invocation import as_bytes
+
                     self.backend.write(buf, as_bytes(arr))
             except BaseException:
                 self.backend.free(buf)
@@ -300,6 +311,8 @@ class Executable:
                 ctx.sync()
                 arr = np.empty(c.count, dtype=np.dtype({"i32": np.int32, "i64": np.int64,
                                                         "u32": np.uint32}[c.dtype]))
+                from accy.runtime.invocation import as_bytes
+
                 self.backend.read(ctx.buffer(c.slot, buffers), as_bytes(arr))
             flat = np.asarray(arr).reshape(-1)
             bad = (flat < c.low) | (flat >= c.high)

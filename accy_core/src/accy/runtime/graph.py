@@ -68,6 +68,9 @@ class LaunchGraph:
         zero_results: result buffers start zeroed on every backend (kernel families'
             ``Plan.output``: a kernel may accumulate into them); otherwise a result holds
             whatever its launches write.
+        fingerprints: kernel name → ``Kernel.fingerprint()`` of ``kernels``, filled when the
+            pipeline cache stores the graph, so a process that loads it finds the program's
+            object code without printing its kernels (empty: computed when needed).
     """
 
     slot_bytes: list[int]
@@ -82,6 +85,7 @@ class LaunchGraph:
     checks: list[IndexCheck] = field(default_factory=list)
     zero_results: bool = False
     loops: list[LoopNode] = field(default_factory=list)
+    fingerprints: dict[str, str] = field(default_factory=dict)
 
     @property
     def written_slots(self) -> set[int]:

@@ -155,6 +155,10 @@ def store_graph(key: str, graph: Any) -> None:
     cache = _cache()
     if cache is None:
         return
+    kernels = getattr(graph, "kernels", None)
+    if isinstance(kernels, dict) and hasattr(graph, "fingerprints"):
+        # the loading process then need not print the kernels to find their object code
+        graph.fingerprints = {n: k.fingerprint() for n, k in kernels.items()}
     try:
         data = pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
