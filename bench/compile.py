@@ -13,7 +13,9 @@ LLVM, loading and the run itself.
   (target: ≤ 20 ms), in ``--warm-runs`` fresh processes (default 5): the line gives the
   fastest (CPU seconds: the fastest by CPU) and its notes the median wall seconds
   (``median_s``); they count the modules the call imported (``imports``, of them accy's
-  ``accy_imports``) and say whether llvmlite or importlib.metadata were among them;
+  ``accy_imports``), say whether llvmlite or importlib.metadata were among them, and how
+  the jit found the program (``traces`` 0 and ``index_hits`` 1: the jit index knew it, so
+  nothing was traced; see ``docs/caches.md``);
 - **ops5000**: a jacobi-1d whose time loop Python unrolls at trace time (~5,000 traced ops),
   empty cache (issue 11 target: < 10 s on the 2-core machine);
 - **jacobi2d**: a 1000-step jacobi-2d on 256×256 with ``accy.fori_loop``, first call with an
@@ -126,7 +128,8 @@ new = set(sys.modules) - before
 extra = {"imports": len(new), "accy_imports": sum(m.split(".")[0].startswith("accy")
                                                   for m in new),
          "llvmlite": any(m.startswith("llvmlite") for m in new),
-         "metadata": "importlib.metadata" in new}
+         "metadata": "importlib.metadata" in new,
+         "traces": f.trace_count, "index_hits": f.index_hits}
 """
 
 PRELUDE = "import json, sys, time, numpy\nextra = {}\n"
