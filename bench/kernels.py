@@ -263,7 +263,8 @@ def dense(n: int, be: str, r: int, rng: np.random.Generator) -> None:
 
 
 def spmv_rows(be: str, r: int, rows: int, rng: np.random.Generator) -> None:
-    """The SpMV rows (CSR and SELL) of the issue 14 table against scipy's CSR product."""
+    """The SpMV rows (CSR and SELL, by ``spmv`` and by a ``prepare_spmv`` handle) of the
+    issue 14 table against scipy's CSR product."""
     mats = []
     # the small SuiteSparse matrices of the repository (issue 14: Python per call), then the
     # optional large ones, then the power-law one
@@ -281,6 +282,11 @@ def spmv_rows(be: str, r: int, rows: int, rng: np.random.Generator) -> None:
             row(f"spmv {fmt} {name[:22]} ({A.nnz} nz)",
                 timer(lambda A=A, x=x, f=fmt: ak.spmv(A, x, f, backend=be), r), ref,
                 "scipy csr @")
+        for fmt in ("csr", "sell"):  # a handle: converted once, no per-call matrix check
+            p = ak.prepare_spmv(A, fmt, backend=be)
+            row(f"spmv prepared {fmt} {name[:13]}", timer(lambda p=p, x=x: p @ x, r), ref,
+                "scipy csr @")
+            del p
 
 
 if __name__ == "__main__":

@@ -62,3 +62,26 @@ def test_sell_layout_cache_binds_once_and_never_goes_stale():
     assert _layout_cache.cache_info()["hits"] >= 1
     a.data[7] += 1.0  # in place: the checksum differs, the layout is rebuilt (and rebound)
     np.testing.assert_allclose(ak.spmv(a, x, "sell"), a @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_sell_memo_sees_every_edit_and_replaced_array():
+    from accy_kernels.layout_hash import array_hash
+
+    from accy_kernels import spmv_sell
+
+    a = ak.read_matrix(MATRICES / "west0067.mtx")
+    x = np.random.default_rng(4).standard_normal(a.shape[1])
+    ak.spmv(a, x, "sell")  # binds the layout and leaves the product for a
+    assert any(m.ref() is a for m in spmv_sell._MEMO.values())
+    for edit in (lambda: a.data.__imul__(-1.5),  # values in place
+                 lambda: a.indices.__setitem__(slice(0, 2), a.indices[1::-1]),  # a swap
+                 lambda: setattr(a, "data", a.data * 2.0)):  # a replaced array
+        edit()
+        np.testing.assert_allclose(ak.spmv(a, x, "sell"), a @ x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(ak.spmv(a, x, "sell"), ak.spmv(a, x, "sell", C=8))
+    h = array_hash(a.indices)
+    if h is not None:  # the memory-speed hash of the layout cache: swaps and moves change it
+        b = a.indices.copy()
+        b[[3, 9]] = b[[9, 3]]
+        assert b[3] == b[9] or array_hash(b) != h
+        assert array_hash(np.roll(a.indices, 1)) != h

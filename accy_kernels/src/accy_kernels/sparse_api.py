@@ -155,6 +155,12 @@ def spmv(A: Any, x: Any, format: str | None = None, *, backend: Any = "cpu",
         y = fast_spmv(A, x, backend, format is None)
         if y is not None:
             return y
+    if format == "sell" and variant is None and candidate is None:
+        from accy_kernels.spmv_sell import fast_sell  # (spmv_sell imports this module)
+
+        y = fast_sell(A, x, backend, options)  # a bound product this matrix left, checked
+        if y is not None:
+            return y
     free = format is None and not options and variant is None  # the tuning cache may choose
     format = "csr" if format is None else format
     if format not in FORMATS:

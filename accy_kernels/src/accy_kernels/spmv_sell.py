@@ -15,6 +15,7 @@ default 256; rounded to a multiple of ``C`` unless 1). Under a loop budget
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ from accy_kernels.sparse_api import csr_arrays
 from accy_kernels.spmv_csr_check import check_host
 from accy_kernels.spmv_ell import PAD
 
-__all__ = ["run", "sell_kernel", "sell_layout", "sell_options"]
+__all__ = ["fast_sell", "run", "sell_kernel", "sell_layout", "sell_options"]
 
 
 @functools.cache
@@ -134,6 +135,7 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     layout = cached_layout(A, ("sell", c, sigma, data.dtype.str), (indptr, cols, data), build)
     product = _bound(backend, layout, n_rows, c)
     if product is not None and type(x) is np.ndarray and x.flags.c_contiguous:
+        _remember(A, options, backend, (indptr, cols, data), product, x)
         return product(x)
     slice_ptr, s_cols, s_vals, perm, _ = layout
     wg = candidate.workgroup_size
@@ -168,3 +170,85 @@ def _bound(backend: Any, layout: tuple, n_rows: int, c: int) -> Any:
     product = bind_sell(be, layout[:4], n_rows, c)
     holder[id(be)] = (be, product)
     return product
+
+
+class _Memo:
+    """A matrix's bound SELL product for :func:`fast_sell`."""
+
+    __slots__ = ("ref", "arrays", "fp", "product", "token", "dtype", "x_shape")
+
+
+#: (id(A), backend, options) -> _Memo; weak on the matrix, at most MEMO_ENTRIES (oldest out)
+_MEMO: dict[tuple, _Memo] = {}
+MEMO_ENTRIES = 16
+
+
+def _memo_key(A: Any, options: Any, backend: Any) -> tuple | None:
+    try:
+        opts = tuple(sorted((options or {}).items()))
+        hash(opts)
+    except TypeError:
+        return None
+    from accy.families import backend_object
+
+    return (id(A), id(backend_object(backend)), opts)  # a name and its live backend agree
+
+
+def _remember(A: Any, options: Any, backend: Any, arrays: tuple, product: Any,
+              x: np.ndarray) -> None:
+    """Keep ``product`` for ``A`` when ``A``'s own arrays were bound (int32 CSR, values of
+    ``x``'s dtype: nothing converted) — :func:`fast_sell` then skips the dispatch."""
+    from accy_kernels._layout_cache import fingerprint
+    from accy_kernels.spmv_fast import _tuning_token
+
+    if getattr(A, "format", None) != "csr" or arrays[0] is not A.indptr or \
+            arrays[1] is not A.indices or arrays[2] is not A.data:
+        return
+    key = _memo_key(A, options, backend)
+    if key is None:
+        return
+    m = _Memo()
+    try:
+        m.ref = weakref.ref(A)
+    except TypeError:
+        return
+    # weakly: the layout cache's entry owns the product (and its layout), so an evicted
+    # layout or a dead matrix is freed at once, never kept alive here
+    m.arrays, m.fp, m.token = arrays, fingerprint(arrays), _tuning_token()
+    m.product = weakref.ref(product)
+    m.dtype, m.x_shape = x.dtype, x.shape
+    for k in [k for k, v in list(_MEMO.items()) if v.ref() is None]:
+        _MEMO.pop(k, None)
+    while len(_MEMO) >= MEMO_ENTRIES:
+        _MEMO.pop(next(iter(_MEMO)), None)
+    _MEMO[key] = m
+
+
+def fast_sell(A: Any, x: Any, backend: Any, options: dict) -> np.ndarray | None:
+    """``A @ x`` through the bound product a previous SELL call left for ``A``, or None
+    (the ordinary path). The rule: ``A`` is the same object holding the same array objects,
+    and their content hash (:func:`accy_kernels._layout_cache.fingerprint`) equals the one
+    taken when the product was bound, so an in-place edit is never missed; the tuning cache
+    is unchanged; ``x`` is a contiguous ndarray of the bound dtype and shape. SELL sums
+    every row left to right whatever ``C``, ``sigma`` or the work-group size, so the result
+    is the ordinary call's, bit for bit."""
+    from accy_kernels import _layout_cache
+    from accy_kernels._dispatch import _LAST
+    from accy_kernels._layout_cache import fingerprint
+    from accy_kernels.spmv_fast import _tuning_token
+
+    if type(x) is not np.ndarray or _LAST.capture is not None or _CAPTURE.get() is not None:
+        return None
+    key = _memo_key(A, options, backend)
+    m = _MEMO.get(key) if key is not None else None
+    if m is None or m.ref() is not A or x.dtype != m.dtype or x.shape != m.x_shape \
+            or not x.flags.c_contiguous:
+        return None
+    arrays, product = m.arrays, m.product()
+    if product is None or A.indptr is not arrays[0] or A.indices is not arrays[1] \
+            or A.data is not arrays[2] or _tuning_token() != m.token \
+            or fingerprint(arrays) != m.fp:
+        _MEMO.pop(key, None)
+        return None
+    _layout_cache._stats["hits"] += 1  # the cached layout served this call
+    return product(x)
