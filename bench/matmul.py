@@ -126,6 +126,17 @@ def _memory_bandwidth(repeat: int, threads: int, a: np.ndarray) -> tuple[float, 
                         f"{tri / 1e9:.1f} GB/s")
 
 
+def _load() -> str:
+    """The machine's 1-minute load average against its cores: on the shared 2-core
+    machine a load near 2 or above makes the 2-thread figures (wall) those of whichever
+    thread got a core; the CPU-time ratio is the steadier one then."""
+    try:
+        one = os.getloadavg()[0]
+    except OSError:
+        return "load average unknown"
+    return f"load average {one:.2f} on {os.cpu_count()} cores"
+
+
 def _compile(fn, args, backend="cpu"):
     import accy
 
@@ -184,7 +195,7 @@ def run_cpu(repeat: int, big: bool, threads: int, only: str = "") -> None:
 
     info = [(i.get("internal_api"), i.get("architecture"), i.get("num_threads"))
             for i in threadpool_info()]
-    print(f"numpy BLAS (threadpoolctl): {info}; pinned to {threads} threads")
+    print(f"numpy BLAS (threadpoolctl): {info}; pinned to {threads} threads; {_load()}")
     for name, fn, ref, args, flops, dt in cases(big):
         if only and only not in name:
             continue
@@ -198,6 +209,7 @@ def run_cpu(repeat: int, big: bool, threads: int, only: str = "") -> None:
         peak, _ = _peak_gflops(threads, dt)
         _row(name, flops, t_accy, t_np, peak, f" | rel err {err:.1e}")
     if only and only not in "matvec 4096x4096@4096":
+        print(f"at the end: {_load()}")
         return
     a, x = np.random.default_rng(1).standard_normal((2, 4096, 4096)).astype(np.float32)[0], \
         np.ones(4096, np.float32)
@@ -213,6 +225,7 @@ def run_cpu(repeat: int, big: bool, threads: int, only: str = "") -> None:
           f" / {CPU_TIMES[1] * 1e3:.2f}")
     print(f"bandwidth: {how}")
     print("peak f32:", _peak_gflops(threads, np.float32)[1])
+    print(f"at the end: {_load()}")
     _numba(repeat, threads)
 
 
