@@ -142,9 +142,9 @@ def test_sliver_spread_over_threads():
 
 def test_col_groups_per_job():
     """Jobs take runs of column groups (one scratch slot each) without making the busiest
-    thread run more groups than one group per job would: 16 groups on 2 threads are 2 jobs
-    of 8; on 3 threads 3 of 6 (6, 6, 4); one thread takes a whole row block; more threads
-    than groups keep one group per job."""
+    of the pool's ranges run more groups than one group per job would: 16 groups over 2
+    ranges are 2 jobs of 8; over 3 ranges 3 of 6 (6, 6, 4); one range takes a whole row
+    block; more ranges than groups keep one group per job."""
     from accy_kernels.matmul_sliver import col_groups
 
     assert col_groups(16, 1, 2) == 8
