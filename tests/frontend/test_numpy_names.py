@@ -227,3 +227,17 @@ def test_reductions_with_where_equal_numpy(case: str, dt) -> None:
 def test_max_with_where_needs_initial() -> None:
     with pytest.raises(accy.errors.VerifyError, match="needs initial="):
         accy.jit(lambda a: a.max(where=a > 0.5))(np.ones(3))
+
+
+def test_jitted_bincount_drops_values_outside_minlength() -> None:
+    """Under jit, values outside [0, minlength) are not counted (an extra bin, cut off):
+    counts and weighted sums equal numpy's over the values in range."""
+    x = np.array([0, 3, -1, 5, 3, 9, 2, -7, 4], np.int64)
+    w = np.linspace(-1.0, 1.0, x.size)
+    got = accy.jit(lambda a, b: (anp.bincount(a, minlength=5),
+                                 anp.bincount(a, weights=b, minlength=5)))(x, w)
+    keep = (x >= 0) & (x < 5)
+    np.testing.assert_array_equal(got[0], np.bincount(x[keep], minlength=5))
+    assert np.asarray(got[0]).shape == (5,) and np.asarray(got[0]).dtype == np.int32
+    np.testing.assert_allclose(got[1], np.bincount(x[keep], weights=w[keep], minlength=5),
+                               rtol=1e-12, atol=1e-12)
