@@ -44,10 +44,13 @@ RANGES_PER_THREAD = 2
 
 def host_parts(backend) -> int:
     """Ranges a host backend's pool cuts a split launch into: :func:`host_threads` times its
-    pool's ``ranges_per_thread`` (:data:`RANGES_PER_THREAD` where there is no pool), claimed
-    by whichever thread is free."""
+    pool's ``ranges_per_thread`` (:data:`RANGES_PER_THREAD` where there is no pool),
+    claimed by whichever thread is free; 1 on one thread (the pool runs launches inline)."""
+    threads = host_threads(backend)
+    if threads <= 1:
+        return 1
     per = getattr(getattr(backend, "pool", None), "ranges_per_thread", RANGES_PER_THREAD)
-    return host_threads(backend) * (per if isinstance(per, int) and per > 0 else 1)
+    return threads * (per if isinstance(per, int) and per > 0 else 1)
 
 
 def spread(backend, tiles: int, workgroup_size: int, work: int | None = None) -> int:
