@@ -165,6 +165,31 @@ def test_scatter_add_privatized_host_rows(tiles):
                        backend="cpu", variant="privatized", candidate=cand)
 
 
+def test_scatter_add_atomic_host_rows():
+    """Along an axis the host atomic kernel takes blocks of ROW_BLOCK elements of one row
+    per work-item (divisions and range check per block): rows longer than a block with a
+    partial last block, a leading axis, negative indices; a bad index names its position."""
+    from accy_kernels.scatter_add_atomic import ROW_BLOCK
+
+    rng = np.random.default_rng(17)
+    idx = rng.integers(-9, 9, 23)
+    inner = 2 * ROW_BLOCK + 22
+    for dtype in (np.int64, np.float64):
+        dst = rng.integers(-5, 5, (2, 9, inner)).astype(dtype)
+        vals = rng.integers(-5, 5, (2, 23, inner)).astype(dtype)
+        got = ak.scatter_add(dst, idx, vals, axis=1, backend="cpu", variant="atomic")
+        np.testing.assert_array_equal(got, ref.scatter_add(dst, idx, vals, axis=1))
+    small = ak.scatter_add(np.zeros((9, 3)), idx, np.ones((23, 3)), backend="cpu",
+                           variant="atomic")
+    np.testing.assert_array_equal(small, ref.scatter_add(np.zeros((9, 3)), idx,
+                                                         np.ones((23, 3))))
+    wrong = idx.copy()
+    wrong[17] = -10
+    with pytest.raises(IndexOutOfRangeError, match="position 17"):
+        ak.scatter_add(np.zeros((9, inner)), wrong, np.ones((23, inner)), backend="cpu",
+                       variant="atomic")
+
+
 def test_scatter_add_default_privatizes_small_outputs_on_host():
     # the default on a host-memory backend (any thread count): private histograms when
     # threads x outputs <= values; otherwise the capability choice (atomic / sorted)

@@ -4,6 +4,12 @@ One work-item per value element adds it to its target with an atomic add, so dup
 indices accumulate. Integer results are exact; float sums are accumulated in an order that
 depends on scheduling (the result can differ in the last bits between runs, as any parallel
 float reduction). Floats need the backend feature ``float_atomics``.
+
+Along an axis on a host backend a work-item adds a block of one row instead
+(:func:`rows_add_kernel`: no division per value): 65,536 rows of 64 f32 into [262144, 64],
+the add launch 155-175 -> 66-72 ms (2 threads, load 5). Passes over memory: ``dst``
+copied once (read and write), the values and indices read once, the output updated in
+place: the minimum.
 """
 
 from __future__ import annotations
@@ -11,13 +17,16 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan
-from accy.kernel import KernelBuilder
+from accy.families import Candidate, Plan, host_like
+from accy.kernel import KernelBuilder, call
 
-from accy_kernels._common import copy_kernel, fill_kernel, groups_for
-from accy_kernels.gather_direct import axis_position, raise_flagged
+from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
+from accy_kernels.gather_direct import axis_position, normalized_index, raise_flagged
 
-__all__ = ["add_kernel", "run"]
+__all__ = ["ROW_BLOCK", "add_kernel", "rows_add_kernel", "run"]
+
+#: elements of one row per work-item of :func:`rows_add_kernel` at most
+ROW_BLOCK = 64
 
 
 @functools.cache
@@ -39,6 +48,43 @@ def add_kernel(dtype: str, index_dtype: str, mode: str, simple: bool, workgroup_
     with kb.if_(g < total):
         kb.atomic_add(out, axis_position(kb, g, indices, m, inner, n, mode, simple, bad),
                       values[g])
+    return kb.build()
+
+
+@functools.cache
+def rows_add_kernel(dtype: str, index_dtype: str, block: int, workgroup_size: int,
+                    flag: bool = False):
+    """The host add kernel along an axis: buffers as :func:`add_kernel`; scalars items,
+    m, inner, n, kblocks (i32). The values are ``outer * m`` rows of ``inner`` elements;
+    work-item ``g`` adds elements ``[q * block, q * block + block)`` (within ``inner``) of
+    row ``g / kblocks`` (``q = g % kblocks``) to output row ``o * n + indices[j]``: the
+    divisions and the range check once per work-item, not per value (:func:`add_kernel`
+    divides four times per value). ``block`` is static, so the pool splits by work."""
+    kb = KernelBuilder(f"scatter_add_rows_{dtype}_{index_dtype}_b{block}_wg{workgroup_size}"
+                       + ("_flag" if flag else ""), workgroup_size)
+    out = kb.buffer("out", dtype, "readwrite")
+    bad = kb.buffer("bad", "i32", "write") if flag else None
+    values = kb.buffer("values", dtype, "read")
+    indices = kb.buffer("indices", index_dtype, "read")
+    items, m, inner = kb.scalar("items", "i32"), kb.scalar("m", "i32"), kb.scalar("inner", "i32")
+    n = kb.let("n64", kb.scalar("n", "i32").cast("i64"))
+    kblocks = kb.scalar("kblocks", "i32")
+    g = kb.global_id()
+    with kb.if_(g < items):
+        row = kb.let("row", g / kblocks)
+        k0 = kb.let("k0", (g % kblocks) * block)
+        o = kb.let("o", (row / m).cast("i64"))
+        idx = kb.let("idx", normalized_index(indices[row % m].cast("i64"), n, "raise"))
+        if bad is not None:
+            with kb.if_((idx < 0) | (idx >= n)):
+                kb.store(bad, 0, 1)
+            idx = kb.let("idx_in", call("min", call("max", idx, 0), n - 1))
+        width = kb.let("width", inner.cast("i64"))
+        tgt = kb.let("tgt", (o * n + idx) * width + k0.cast("i64"))
+        src = kb.let("src", row.cast("i64") * width + k0.cast("i64"))
+        with kb.for_("k", 0, block) as k:
+            with kb.if_(k0 + k < inner):
+                kb.atomic_add(out, tgt + k.cast("i64"), values[src + k.cast("i64")])
     return kb.build()
 
 
@@ -70,9 +116,18 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
     simple = outer == 1 and inner == 1
     fused = mode == "raise" and not range_checked and values.size > 0
     bad = [plan.output("i32", 1)] if fused else []
-    plan.launch(add_kernel(dtype, index_dtype, mode, simple, wg, fused),
-                groups_for(values.size, wg), [out, *bad, v, ix],
-                [("i32", values.size), ("i32", m), ("i32", inner), ("i32", n)])
+    if host_like(backend) and not simple and mode == "raise" and values.size:
+        block = min(ROW_BLOCK, inner)
+        kblocks = ceil_div(inner, block)
+        items = outer * m * kblocks
+        plan.launch(rows_add_kernel(dtype, index_dtype, block, wg, fused),
+                    groups_for(items, wg), [out, *bad, v, ix],
+                    [("i32", items), ("i32", m), ("i32", inner), ("i32", n),
+                     ("i32", kblocks)])
+    else:
+        plan.launch(add_kernel(dtype, index_dtype, mode, simple, wg, fused),
+                    groups_for(values.size, wg), [out, *bad, v, ix],
+                    [("i32", values.size), ("i32", m), ("i32", inner), ("i32", n)])
     result, *flag = plan.run(backend)
     raise_flagged(flag, indices, n, "scatter_add")
     return result.reshape(shape)
