@@ -6,7 +6,10 @@ of tuples/lists/dicts — runs the Python function once on :class:`Tracer` argum
 ``accy.numpy`` call and array operator appends an op to a fresh IR function; Python control
 flow simply runs (at trace time). The module is compiled for the backend and cached; later
 calls with the same signature reuse it without running the Python function
-(:attr:`Jitted.trace_count` counts traces).
+(:attr:`Jitted.trace_count` counts traces). A signature the jit index knows (an earlier
+process traced the same function, unchanged in everything the trace reads:
+:mod:`accy.frontend.jit_index`) is not traced at all: its executable comes from the disk
+caches (:attr:`Jitted.index_hits` counts those).
 
 A function that writes into one of its array arguments (``a[1:] = ...``, ``a += 1``)
 returns the written value as an extra, hidden result, copied back into the caller's numpy
