@@ -1,4 +1,5 @@
-"""A warm-cache first call in a new process is a lookup and a load: no pass runs, and
+"""A warm-cache first call in a new process is a lookup and a load: nothing is traced (the
+jit index), no pass runs, and
 neither llvmlite (when a linker made a shared object) nor importlib.metadata nor pathlib
 (with urllib.parse and ipaddress, ~8 ms: the caches work on os.path strings) is imported."""
 
@@ -29,13 +30,15 @@ _SCRIPT = textwrap.dedent("""
     looped = g(x)  # a loop node: its native driver comes with the program
     mods = sorted(m for m in sys.modules  # before numpy.testing, which imports metadata
                   if m.split(".")[0] in ("llvmlite", "pathlib", "platformdirs", "pluggy",
-                                         "accy_backend_cuda")
-                  or m.startswith(("importlib.metadata", "accy.passes")))
+                                         "accy_backend_cuda", "hashlib")
+                  or m.startswith(("importlib.metadata", "importlib.util", "accy.passes")))
     t = numpy.maximum((x * y + x) / (numpy.abs(x) + 1), 0.25)
     numpy.testing.assert_allclose(out, numpy.sqrt(t * t), rtol=1e-6)
     numpy.testing.assert_allclose(looped, ((x * 0.5 + 1) * 0.5 + 1) * 0.5 + 1, rtol=1e-6)
     stats = f.compile(x, y).cache_stats
-    print(json.dumps({"stats": stats, "modules": mods}))
+    print(json.dumps({"stats": stats, "modules": mods,
+                      "traces": [f.trace_count, g.trace_count],
+                      "index_hits": [f.index_hits, g.index_hits]}))
 """)
 
 
@@ -62,6 +65,9 @@ def test_warm_first_call_runs_no_pass_and_imports_no_llvmlite(tmp_path):
     assert warm["stats"].get("pipeline_hits") == 1 and warm["stats"].get("disk_hits") == 1
     assert not [m for m in warm["modules"] if m.startswith(("accy.passes", "importlib.meta"))]
     assert "pathlib" not in warm["modules"] and "platformdirs" not in warm["modules"]
+    # the jit index knew both functions: nothing traced; no OpenSSL (hashlib) either
+    assert warm["traces"] == [0, 0] and warm["index_hits"] == [1, 1]
+    assert "hashlib" not in warm["modules"] and "importlib.util" not in warm["modules"]
     # the cold run's full discovery recorded that plugin 'cpu' provides backend 'cpu': the
     # warm one imports that plugin alone, without pluggy (accy.plugins.fast_backend)
     assert "pluggy" not in warm["modules"] and "accy_backend_cuda" not in warm["modules"]
