@@ -156,6 +156,21 @@ def test_compiled_scatter_add_privatizes_on_host_like_direct_calls():
     np.testing.assert_allclose(exe(dst, idx, vals)[0], want, rtol=1e-12, atol=1e-12)
 
 
+def test_compiled_scatter_add_along_an_axis_adds_row_blocks_on_host():
+    """x.at[i].add(v) into many more outputs than values (atomic) along axis 0 of [V, D]
+    on the CPU: the row-block add kernel (no division per value), numpy.add.at's result."""
+    rng = np.random.default_rng(10)
+    dst = rng.standard_normal((512, 70)).astype(np.float32)
+    idx = rng.integers(-512, 512, 40)
+    vals = rng.standard_normal((40, 70)).astype(np.float32)
+    f = accy.jit(lambda d, i, v: d.at[i].add(v), backend="cpu")
+    names = list(f.compile(dst, idx, vals).kernels)
+    assert any(n.startswith("scatter_add_rows") for n in names), names
+    want = dst.copy()
+    np.add.at(want, idx, vals)
+    np.testing.assert_allclose(np.asarray(f(dst, idx, vals)), want, rtol=1e-6, atol=1e-6)
+
+
 @pytest.mark.vulkan
 def test_compiled_scatter_add_without_atomics_privatizes_on_a_lane_device():
     from accy.plugins import open_backend, probe_backend

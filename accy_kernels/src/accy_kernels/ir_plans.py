@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import math
 
-from accy.families import Candidate, Slot, tile_geometry
+from accy.families import Candidate, Slot, host_like, tile_geometry
 from accy.kernel import KernelBuilder, where
 
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
@@ -42,7 +42,7 @@ from accy_kernels.gather_direct import gather_kernel
 from accy_kernels.random import squares
 from accy_kernels.random.generators import host_items, items_per_request, stream_kernel
 from accy_kernels.scan_reduce_then_scan import add_scan
-from accy_kernels.scatter_add_atomic import add_kernel
+from accy_kernels.scatter_add_atomic import plan_add
 from accy_kernels.scatter_add_sorted import launch_sorted_add
 from accy_kernels.scatter_last_write import winner_kernel, write_kernel
 from accy_kernels.sort_radix import (
@@ -139,13 +139,11 @@ def _sorted_add(plan, backend, out, dst, vals, idx, shape, axis, idt, dtype, m) 
     launch_sorted_add(plan, backend, slots, dst is not None, dtype, size, n, inner, m, m, WG)
 
 
-def _add(plan, out, vals, idx, shape, axis, idt, dtype, m, total, wg=WG) -> None:
+def _add(plan, backend, out, vals, idx, shape, axis, idt, dtype, m, total, wg=WG) -> None:
     outer, n, inner = _split(shape, axis)
     if total == 0:
         return
-    plan.launch(add_kernel(dtype, idt, "raise", outer == 1 and inner == 1, wg),
-                groups_for(total, wg), [out, vals, idx],
-                [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
+    plan_add(plan, host_like(backend), [out, vals, idx], dtype, idt, (outer, m, inner, n), wg)
 
 
 def _accumulate_variant(backend, family: str, dtype: str, idt: str, size: int,
@@ -214,7 +212,7 @@ def scatter_add(plan, backend, call) -> None:
     plan.launch(copy_kernel(dtype, WG), groups_for(dt.num_elements, WG),
                 [call.output, dst], [("i32", dt.num_elements)])
     cand = _tuned(backend, "scatter_add", "atomic", f"{dtype}+{idt}", shape_class)
-    _add(plan, call.output, vals, idx, dt.shape, axis, idt, dtype, m, total,
+    _add(plan, backend, call.output, vals, idx, dt.shape, axis, idt, dtype, m, total,
          cand.workgroup_size if cand is not None else WG)
 
 
@@ -234,7 +232,7 @@ def segment_sum(plan, backend, call) -> None:
     plan.launch(fill_kernel(dtype, WG), groups_for(ot.num_elements, WG), [call.output],
                 [("i32", ot.num_elements), (dtype, 0)])
     cand = _tuned(backend, "segment_sum", "atomic", f"{dtype}+{idt}", shape_class)
-    _add(plan, call.output, vals, ids, ot.shape, 0, idt, dtype, m, total,
+    _add(plan, backend, call.output, vals, ids, ot.shape, 0, idt, dtype, m, total,
          cand.workgroup_size if cand is not None else WG)
 
 

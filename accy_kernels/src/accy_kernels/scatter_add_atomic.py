@@ -23,7 +23,7 @@ from accy.kernel import KernelBuilder, call
 from accy_kernels._common import ceil_div, copy_kernel, fill_kernel, groups_for
 from accy_kernels.gather_direct import axis_position, normalized_index, raise_flagged
 
-__all__ = ["ROW_BLOCK", "add_kernel", "rows_add_kernel", "run"]
+__all__ = ["ROW_BLOCK", "add_kernel", "plan_add", "rows_add_kernel", "run"]
 
 #: elements of one row per work-item of :func:`rows_add_kernel` at most
 ROW_BLOCK = 64
@@ -88,6 +88,32 @@ def rows_add_kernel(dtype: str, index_dtype: str, block: int, workgroup_size: in
     return kb.build()
 
 
+def plan_add(plan, host: bool, slots: list, dtype: str, index_dtype: str,
+             dims: tuple[int, int, int, int], wg: int, flag: bool = False,
+             mode: str = "raise") -> None:
+    """Append the add launch to ``plan`` (a :class:`accy.families.Plan` or the IR
+    lowering's plan): ``slots`` are (out, [bad,] values, indices); ``dims`` the
+    ``(outer, m, inner, n)`` of the values ``(outer, m, inner)`` and the output
+    ``(outer, n, inner)``. On a ``host`` backend an axis takes :func:`rows_add_kernel`,
+    else one work-item per value (:func:`add_kernel`); nothing when there are no values."""
+    outer, m, inner, n = dims
+    total = outer * m * inner
+    if total == 0:
+        return
+    if host and (outer > 1 or inner > 1) and mode == "raise":
+        block = min(ROW_BLOCK, inner)
+        kblocks = ceil_div(inner, block)
+        items = outer * m * kblocks
+        plan.launch(rows_add_kernel(dtype, index_dtype, block, wg, flag),
+                    groups_for(items, wg), slots,
+                    [("i32", items), ("i32", m), ("i32", inner), ("i32", n),
+                     ("i32", kblocks)])
+        return
+    plan.launch(add_kernel(dtype, index_dtype, mode, outer == 1 and inner == 1, wg, flag),
+                groups_for(total, wg), slots,
+                [("i32", total), ("i32", m), ("i32", inner), ("i32", n)])
+
+
 def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,
         values: np.ndarray, axis: int, dtype: str, index_dtype: str,
         shape: tuple[int, ...] | None = None, mode: str = "raise",
@@ -113,21 +139,10 @@ def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarr
                     [("i32", size), (dtype, 0)])
     v = plan.param(values, dtype)
     ix = plan.param(indices, index_dtype)
-    simple = outer == 1 and inner == 1
     fused = mode == "raise" and not range_checked and values.size > 0
     bad = [plan.output("i32", 1)] if fused else []
-    if host_like(backend) and not simple and mode == "raise" and values.size:
-        block = min(ROW_BLOCK, inner)
-        kblocks = ceil_div(inner, block)
-        items = outer * m * kblocks
-        plan.launch(rows_add_kernel(dtype, index_dtype, block, wg, fused),
-                    groups_for(items, wg), [out, *bad, v, ix],
-                    [("i32", items), ("i32", m), ("i32", inner), ("i32", n),
-                     ("i32", kblocks)])
-    else:
-        plan.launch(add_kernel(dtype, index_dtype, mode, simple, wg, fused),
-                    groups_for(values.size, wg), [out, *bad, v, ix],
-                    [("i32", values.size), ("i32", m), ("i32", inner), ("i32", n)])
+    plan_add(plan, host_like(backend), [out, *bad, v, ix], dtype, index_dtype,
+             (outer, m, inner, n), wg, fused, mode)
     result, *flag = plan.run(backend)
     raise_flagged(flag, indices, n, "scatter_add")
     return result.reshape(shape)
