@@ -66,16 +66,15 @@ def fingerprint(arrays: tuple[np.ndarray, ...]) -> tuple:
     memory-speed hash of :mod:`accy_kernels.layout_hash` (CPU backend), else per-chunk
     checksums (CRC-32 and Adler-32)."""
     global _pool
-    from accy_kernels.layout_hash import array_hash
+    from accy_kernels.layout_hash import arrays_hash
 
-    parts, meta, hashes = [], [], []
+    arrays = tuple(np.ascontiguousarray(a) for a in arrays)
+    meta = tuple((a.dtype.str, a.shape) for a in arrays)
+    hashed = arrays_hash(arrays)
+    if hashed is not None:
+        return meta, hashed
+    parts = []
     for a in arrays:
-        a = np.ascontiguousarray(a)
-        meta.append((a.dtype.str, a.shape))
-        h = array_hash(a)
-        if h is not None:
-            hashes.append(h)
-            continue
         raw = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
         parts.append([raw[i:i + _CHUNK] for i in range(0, len(raw), _CHUNK)])
     chunks = [c for p in parts for c in p]
@@ -87,7 +86,7 @@ def fingerprint(arrays: tuple[np.ndarray, ...]) -> tuple:
         sums = list(_pool.map(_checksum, chunks))
     else:
         sums = [_checksum(c) for c in chunks]
-    return tuple(meta), tuple(sums), tuple(hashes)
+    return meta, tuple(sums)
 
 
 def _nbytes(layout: tuple) -> int:

@@ -4,12 +4,12 @@ The ELL/SELL layout cache (:mod:`accy_kernels._layout_cache`) must see every cha
 matrix's CSR arrays between calls; CRC-32 + Adler-32 read them at ~2.5 GB/s, slower than the
 product itself (a SELL product of a small matrix took a fifth of the time of its checksum).
 This hash is a kernel on the CPU backend, vectorized by LLVM (8 lanes of 32-bit words with
-AVX2): work-item ``t`` of 64 takes words ``t*TILE ...`` in tiles ``t, t + 64, ...``, and
-each of two independent sums adds, per 32-bit word ``w`` at position ``j``, a mixed value
+AVX2): work-item ``t`` of ``LANES`` takes the tiles ``t, t + LANES, ...`` of ``TILE`` words,
+and each of two independent sums adds, per 32-bit word ``w`` at position ``j``, a mixed value
 of ``(w, j)`` — ``m = (w ^ (j * K1 + K2)) * K3; m ^= m >> 15; m *= K4`` (MurmurHash3's
 finalizer, Appleby 2011, on the word and its position) — so changing, swapping or moving
 any words changes a sum except with probability about ``2**-32`` per sum (two sums of
-different constants per work-item: 128 words of hash per array).
+different constants per work-item: 8 words of hash per array).
 
 It runs as one native call (:mod:`accy_backend_cpu.native_call`) on the calling thread
 (the GIL released from ``RELEASE_WORDS``); :func:`array_hash` returns None where that is
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from accy.kernel import KernelBuilder
 
-__all__ = ["LANES", "RELEASE_WORDS", "TILE", "array_hash", "hash_kernel"]
+__all__ = ["LANES", "RELEASE_WORDS", "TILE", "array_hash", "arrays_hash", "hash_kernel"]
 
 #: work-items (each keeps two sums)
-LANES = 64
+LANES = 4
 #: 32-bit words per tile
 TILE = 4096
 _MAX_WORDS = 2**31 - 1 - TILE * LANES
@@ -37,18 +37,20 @@ _KEYS = ((0x9E3779B9, 0x7F4A7C15, 0x85EBCA6B, 0xC2B2AE35),
 #: words from which the GIL is released around the hash (below, releasing costs more)
 RELEASE_WORDS = 1 << 18
 _lock = threading.Lock()
-_bound: list[Any] = []  # (keeping the GIL, releasing it), or None
+_bound: dict[int, Any] = {}  # array count -> (keeping the GIL, releasing it) or None
 
 
 @functools.cache
 def hash_kernel():
-    """Buffers (out u32[2 * LANES] write, words u32, meta i32[1]: the word count); one
+    """Buffers (out u32 write, words u32, meta i32: word counts); scalars slot (which count
+    of ``meta``), base (where in ``out`` this array's ``2 * LANES`` words go); one
     work-group of LANES work-items."""
     kb = KernelBuilder(f"layout_hash_wg{LANES}", LANES)
     out = kb.buffer("out", "u32", "write")
     words, meta = kb.buffer("words", "u32", "read"), kb.buffer("meta", "i32", "read")
+    slot, base = kb.scalar("slot", "i32"), kb.scalar("base", "i32")
     t = kb.global_id()
-    n = kb.let("n", meta[0])
+    n = kb.let("n", meta[slot])
     sums = []
     for k, (k1, k2, k3, k4) in enumerate(_KEYS):
         sums.append((kb.let(f"h{k}", kb.const(0, "u32")), k1, k2, k3, k4))
@@ -62,7 +64,7 @@ def hash_kernel():
                 m2 = kb.let(kb.fresh("m"), (m ^ (m >> 15)) * _u32(kb, k4))
                 kb.assign(h, h + m2)
     for k, (h, *_) in enumerate(sums):
-        kb.store(out, t * 2 + k, h)
+        kb.store(out, base + t * 2 + k, h)
     return kb.build()
 
 
@@ -76,18 +78,19 @@ def _min(a: Any, b: Any) -> Any:
     return call("min", a, b)
 
 
-def _calls() -> Any:
-    """The bound native calls ``f(out, words, meta, fail)`` (keeping the GIL, releasing
-    it), or None (no CPU native calls)."""
-    if _bound:
-        return _bound[0]
+def _calls(count: int) -> tuple[Any, Any] | None:
+    """The bound native calls ``f(out, words_0, ..., words_{count-1}, meta, fail)``
+    (keeping the GIL, releasing it) hashing ``count`` arrays, or None (no native calls)."""
+    got = _bound.get(count)
+    if got is not None or count in _bound:
+        return got
     with _lock:
-        if not _bound:
-            _bound.append(_bind())
-    return _bound[0]
+        if count not in _bound:
+            _bound[count] = _bind(count)
+    return _bound[count]
 
 
-def _bind() -> tuple[Any, Any] | None:
+def _bind(count: int) -> tuple[Any, Any] | None:
     try:
         from accy.families import backend_object
         from accy.families.runner import _load
@@ -99,22 +102,42 @@ def _bind() -> tuple[Any, Any] | None:
             return None
         from accy_backend_cpu.native_call import bind_native_call
 
-        launch = [(_load(be, hash_kernel()), 1, [], [("arg", 0), ("arg", 1), ("arg", 2)])]
-        return bind_native_call(be, launch, False), bind_native_call(be, launch, True)
+        kernel = _load(be, hash_kernel())
+        launches = [(kernel, 1, [("i32", i), ("i32", 2 * LANES * i)],
+                     [("arg", 0), ("arg", 1 + i), ("arg", 1 + count)]) for i in range(count)]
+        return bind_native_call(be, launches, False), bind_native_call(be, launches, True)
     except Exception:  # no CPU backend here: the caller's checksum stays
         return None
 
 
-def array_hash(a: np.ndarray) -> bytes | None:
-    """The hash of C-contiguous ``a``'s bytes (a whole number of 32-bit words), or None
-    where the CPU backend's native calls are unavailable or ``a`` does not fit."""
-    if a.nbytes % 4 or a.nbytes // 4 > _MAX_WORDS or not a.flags.c_contiguous:
+_U32 = np.dtype(np.uint32)
+
+
+def arrays_hash(arrays: tuple[np.ndarray, ...]) -> bytes | None:
+    """The hash of each array's bytes (C-contiguous, whole 32-bit words), in one native
+    call, as one bytes object; None where native calls are unavailable, an array does not
+    fit, or there are more than 8 arrays."""
+    count = len(arrays)
+    if not 0 < count <= 8:
         return None
-    calls = _calls()
+    words, sizes = [], []
+    for a in arrays:
+        nbytes = a.nbytes
+        if nbytes % 4 or nbytes // 4 > _MAX_WORDS or not a.flags.c_contiguous:
+            return None
+        words.append(a.reshape(-1).view(_U32) if nbytes else _ONE)
+        sizes.append(nbytes // 4)
+    calls = _calls(count)
     if calls is None:
         return None
-    n = a.nbytes // 4
-    out = np.empty(2 * LANES, np.uint32)
-    words = a.reshape(-1).view(np.uint32) if a.size else np.zeros(1, np.uint32)
-    calls[n >= RELEASE_WORDS](out, words, np.array([n], np.int32), None)
+    out = np.empty(2 * LANES * count, _U32)
+    calls[sum(sizes) >= RELEASE_WORDS](out, *words, np.array(sizes, np.int32), None)
     return out.tobytes()
+
+
+def array_hash(a: np.ndarray) -> bytes | None:
+    """:func:`arrays_hash` of one array."""
+    return arrays_hash((a,))
+
+
+_ONE = np.zeros(1, np.uint32)  # what an empty array's words point at (never read)
