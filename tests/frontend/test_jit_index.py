@@ -221,3 +221,45 @@ def test_lower_after_an_index_hit_traces_then(tmp_path, monkeypatch):
     assert (g.trace_count, g.index_hits) == (0, 1)
     assert g.compile(x).cache_stats.get("pipeline_hits") == 1
     assert g.lower(x).fingerprint() == f.lower(x).fingerprint() and g.trace_count == 1
+
+
+def _reads_own_attribute(x):
+    return x * _reads_own_attribute.scale
+
+
+_reads_own_attribute.scale = 2.0
+_EV = eval  # a refused builtin under another name
+_U = np.frompyfunc(lambda v: v + G, 1, 1)  # a ufunc named after its Python function
+
+
+def _tanh_of_default(x, m=anp):
+    return m.tanh(x)
+
+
+def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
+    """Wrong hits found by trying (each was a stale hit in a second process)."""
+    k = function_key(_reads_own_attribute)
+    monkeypatch.setattr(_reads_own_attribute, "scale", 3.0)  # a function attribute
+    assert k is not None and function_key(_reads_own_attribute) != k
+    kd = function_key(_tanh_of_default)
+    monkeypatch.setattr(anp, "tanh", anp.sin)  # an attribute of a module default
+    assert kd is not None and function_key(_tanh_of_default) != kd
+
+    def struct(dt):
+        r = np.array([(1.0, 2.0)], dtype=dt)
+        return function_key(lambda x: x * r["a"][0])
+
+    ka, kb = struct([("a", "<f4"), ("b", "<f4")]), struct([("b", "<f4"), ("a", "<f4")])
+    assert None not in (ka, kb) and ka != kb  # same bytes, other fields
+    masked = np.ma.array([1.0, 2.0], mask=[False, True])  # a subclass: its mask unkeyed
+
+    def by_eval(x):
+        return x * _EV("G")
+
+    def loads(x):
+        return x * np.load("w.npy")
+
+    for fn in (by_eval, loads, lambda x: x * float(_U(1.0)), lambda x: x * masked.filled(0),
+               lambda x: x * np.datetime64("now").astype(np.int64)):
+        assert function_key(fn) is None, fn
+    assert function_key(lambda x: np.add(x, np.float32(1))) is not None  # numpy's own ufunc

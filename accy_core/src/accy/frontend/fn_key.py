@@ -15,19 +15,21 @@ Encoded:
   (``STORE_GLOBAL``/``DELETE_GLOBAL``) is refused, and so is a function naming a builtin
   of :data:`UNKEYED_BUILTINS` (``getattr``, ``globals``, ``eval``, ``hash``, ``open``, ...);
 - the source file's path, size and modification time when it exists (as numba does);
-- defaults, keyword defaults and closure cells;
+- defaults, keyword defaults, closure cells and the function's attributes (``f.scale``);
 - every name of ``co_names`` (of every nested code object) found in the function's globals
   or, failing that, in the builtins, encoded by :func:`value_key` (names that are only
   attributes are part of the code and harmless to look up);
 - values: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``, ``Ellipsis``;
   tuples, lists, sets, frozensets and dicts (in iteration order: the order a trace sees)
-  and slices of those; numpy scalars, dtypes and ufuncs; numpy arrays of at most
-  :data:`MAX_ARRAY_BYTES` (dtype, shape and the bytes' sha256); members of accy's and
+  and slices of those; numpy scalars, dtypes (by ``repr``: a structured one's fields) and
+  numpy's own ufuncs; plain ``numpy.ndarray`` s (no subclass: a masked array's mask is not
+  in its bytes) of at most :data:`MAX_ARRAY_BYTES` (dtype, shape and the bytes' sha256); members of accy's and
   numpy's enums; user functions recursively (code, defaults, closure, the globals they
   name); ``accy.jit`` functions through their Python function; modules, functions and
   classes of accy, numpy and a few standard modules (:data:`KEYED_BY_VERSION`) by name, a
   module together with the attributes the code names (so ``np.sqrt`` replaced by a user
-  function is seen). Anything else (a user class, an object with attributes, a partial, a
+  function is seen), except those of :data:`UNKEYED_NAMED` (``eval`` under another name,
+  ``np.load``: they read what no key covers). Anything else (a user class, an object with attributes, a partial, a
   name bound to a user module) makes the key ``None``.
 
 Those modules' own code is keyed elsewhere: accy's (and accy_kernels') by its source files
@@ -44,8 +46,8 @@ from typing import Any
 
 from accy.hashing import sha256
 
-__all__ = ["KEYED_BY_VERSION", "MAX_ARRAY_BYTES", "UNKEYED_BUILTINS", "UNKEYED_PREFIXES",
-           "function_key", "value_key"]
+__all__ = ["KEYED_BY_VERSION", "MAX_ARRAY_BYTES", "UNKEYED_BUILTINS", "UNKEYED_NAMED",
+           "UNKEYED_PREFIXES", "function_key", "value_key"]
 
 #: the largest numpy array a key hashes (bytes); a larger one refuses the index
 MAX_ARRAY_BYTES = 1 << 20
@@ -59,6 +61,14 @@ UNKEYED_PREFIXES = ("numpy.random",)
 UNKEYED_BUILTINS = frozenset({"__import__", "breakpoint", "compile", "delattr", "dir", "eval",
                               "exec", "getattr", "globals", "hasattr", "hash", "id", "input",
                               "locals", "open", "setattr", "vars"})
+#: functions and classes of keyed modules that read what no key covers (files, the clock),
+#: as (``__module__``, ``__qualname__``): wherever a function reaches one (a global, a
+#: module attribute, a default, a closure cell), it is not keyed
+UNKEYED_NAMED = frozenset({("builtins", n) for n in UNKEYED_BUILTINS} | {
+    ("numpy", n) for n in ("load", "loadtxt", "genfromtxt", "fromfile", "fromregex",
+                           "memmap", "datetime64")} | {
+    ("numpy.lib.format", "open_memmap"), ("numpy.lib.npyio", "DataSource"),
+    ("numpy.ctypeslib", "load_library")})
 # byte code that reads or writes what no key covers: imports, writes to globals
 _REFUSED_OPS = frozenset({108, 97, 98})  # IMPORT_NAME, STORE_GLOBAL, DELETE_GLOBAL (3.11)
 _MAX_ITEMS = 10_000  # values of more elements than this are not "cheap"
@@ -128,16 +138,23 @@ class _Encoder:
         mod = getattr(t, "__module__", "") or ""
         if isinstance(v, type) or t is BuiltinFunctionType:
             owner = getattr(v, "__module__", None) or ""
-            if not _keyed_module(owner):
+            if not _keyed_module(owner) or (owner, v.__qualname__) in UNKEYED_NAMED:
                 raise _Refused(f"{owner}.{getattr(v, '__qualname__', '?')}")
             self.add("named", owner, v.__qualname__)
             return
         np = sys.modules.get("numpy")
-        if np is not None and isinstance(v, (np.ndarray, np.generic)):
+        # an ndarray subclass (a masked array, a user's) carries state its bytes do not
+        if np is not None and (t is np.ndarray or isinstance(v, np.generic)):
             self.array(np.asarray(v) if isinstance(v, np.generic) else v, t)
             return
-        if np is not None and isinstance(v, (np.dtype, np.ufunc)):
-            self.add(t.__name__, str(v) if isinstance(v, np.dtype) else v.__name__)
+        if np is not None and isinstance(v, np.dtype):  # repr: a structured one's fields
+            self.add(t.__name__, repr(v))
+            return
+        if np is not None and isinstance(v, np.ufunc):  # numpy's own, by name (a
+            # frompyfunc ufunc is named after its Python function: not keyed)
+            if getattr(np, v.__name__, None) is not v:
+                raise _Refused(f"ufunc {v.__name__}")
+            self.add(t.__name__, v.__name__)
             return
         enum = sys.modules.get("enum")
         if enum is not None and isinstance(v, enum.Enum) and _keyed_module(mod):
@@ -160,7 +177,7 @@ class _Encoder:
             raise _Refused("array")
         h = sha256()
         h.update(memoryview(a.tobytes()))  # tobytes: C order, any layout
-        self.add(t.__name__, a.dtype.str, repr(a.shape), h.hexdigest())
+        self.add(t.__name__, a.dtype.str, repr(a.dtype), repr(a.shape), h.hexdigest())
 
     def module(self, m: ModuleType, names: frozenset[str]) -> None:
         if not _keyed_module(m.__name__):
@@ -184,10 +201,13 @@ class _Encoder:
                     continue
                 self.add(n)
                 self.value(x, names)
+        self.add("end-module")
 
     # functions ---------------------------------------------------------------------
     def function(self, fn: FunctionType) -> None:
         if _keyed_module(fn.__module__):  # its code is keyed by accy's source / a version
+            if (fn.__module__, fn.__qualname__) in UNKEYED_NAMED:
+                raise _Refused(f"{fn.__module__}.{fn.__qualname__}")
             self.add("named", fn.__module__, fn.__qualname__)
             for cell in fn.__closure__ or ():  # made at run time: what it closes over
                 try:
@@ -199,21 +219,22 @@ class _Encoder:
         if index is not None:  # recursion: refer to the first encoding
             self.add("again", str(index))
             return
-        self.seen[id(fn)] = len(self.seen)
+        index = self.seen[id(fn)] = len(self.seen)
         code = fn.__code__
         self.add("function", repr(fn.__module__), fn.__qualname__)
         self.source(code.co_filename)
         names = self.code(code)
-        self.value(fn.__defaults__)
-        self.value(fn.__kwdefaults__)
+        self.value(fn.__defaults__, names)  # with names: a module default's attributes
+        self.value(fn.__kwdefaults__, names)
+        self.add("attributes")  # f.scale = 2 read as f.scale in f (a helper's too)
+        self.value(fn.__dict__, names)
         for cell in fn.__closure__ or ():
             try:
                 self.value(cell.cell_contents, names)
             except ValueError:  # an empty cell
                 self.add("empty-cell")
         g = fn.__globals__
-        builtins = g.get("__builtins__", {})
-        builtins = builtins if isinstance(builtins, dict) else builtins.__dict__
+        builtins = fn.__builtins__  # what LOAD_GLOBAL falls back to (fixed at creation)
         for n in sorted(names):
             if n in g:
                 self.add("global", n)
@@ -223,6 +244,7 @@ class _Encoder:
                     raise _Refused(n)
                 self.add("builtin", n)
                 self.value(builtins[n], names)
+        self.add("end-function", str(index))
 
     def source(self, path: str) -> None:
         try:
@@ -254,7 +276,10 @@ class _Encoder:
 
 
 def _digest(parts: list[str]) -> str:
-    return sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    # each part prefixed by its length: no part (a qualname, a file name) can forge a
+    # separator
+    text = "".join(f"{len(p)}:{p}" for p in parts)
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def function_key(fn: Any) -> str | None:
