@@ -23,14 +23,15 @@ Encoded:
   tuples, lists, sets, frozensets and dicts (in iteration order: the order a trace sees)
   and slices of those; numpy scalars, dtypes (by ``repr``: a structured one's fields) and
   numpy's own ufuncs; plain ``numpy.ndarray`` s (no subclass: a masked array's mask is not
-  in its bytes) of at most :data:`MAX_ARRAY_BYTES` (dtype, shape and the bytes' sha256); members of accy's and
-  numpy's enums; user functions recursively (code, defaults, closure, the globals they
-  name); ``accy.jit`` functions through their Python function; modules, functions and
-  classes of accy, numpy and a few standard modules (:data:`KEYED_BY_VERSION`) by name, a
-  module together with the attributes the code names (so ``np.sqrt`` replaced by a user
-  function is seen), except those of :data:`UNKEYED_NAMED` (``eval`` under another name,
-  ``np.load``: they read what no key covers). Anything else (a user class, an object with attributes, a partial, a
-  name bound to a user module) makes the key ``None``.
+  in its bytes) of at most :data:`MAX_ARRAY_BYTES` (dtype, shape and the bytes' sha256);
+  members of accy's and numpy's enums; user functions recursively (code, defaults,
+  closure, attributes, the globals they name); ``accy.jit`` functions through their Python
+  function; modules, functions and classes of accy, numpy and a few standard modules
+  (:data:`KEYED_BY_VERSION`) by name, a module together with the attributes the code names
+  (so ``np.sqrt`` replaced by a user function is seen), except those of
+  :data:`UNKEYED_NAMED` (``eval`` under another name, ``np.load``: they read what no key
+  covers). Anything else (a user class, an object with attributes, a partial, a name bound
+  to a user module) makes the key ``None``.
 
 Those modules' own code is keyed elsewhere: accy's (and accy_kernels') by its source files
 (:func:`accy.runtime.pipeline_cache.source_fingerprint`), numpy's and the standard
