@@ -1,5 +1,5 @@
 """``abs(z) <= radius`` on a complex array compares the squared modulus
-(``accy.frontend.numpy_api._modulus_compare``): no hypot in the IR, numpy's answer
+(``accy.frontend.modulus_compare.modulus_compare``): no hypot in the IR, numpy's answer
 including NaN and infinite parts, and the ordinary hypot where the pattern does not hold."""
 
 from __future__ import annotations

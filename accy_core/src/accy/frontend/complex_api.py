@@ -28,6 +28,7 @@ import numpy as np
 from accy.errors import InputError, UnsupportedError
 from accy.frontend import linalg_api, numpy_api, shape_api
 from accy.frontend.intmath_api import arctan2
+from accy.frontend.modulus_compare import record_modulus
 from accy.frontend.numpy_api import value_of, wrap
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
@@ -252,7 +253,7 @@ def absolute(z: Any) -> Any:
     inf = numpy_api.logical_or(numpy_api.equal(ar, np.inf), numpy_api.equal(ai, np.inf))
     out = numpy_api.where(inf, np.inf, h)
     if isinstance(out, Tracer) and isinstance(r, Tracer) and isinstance(i, Tracer):
-        numpy_api.record_modulus(out, r, i)  # abs(z) <= radius compares |z|^2 instead
+        record_modulus(out, r, i)  # abs(z) <= radius compares |z|^2 instead
     return out
 
 
