@@ -263,3 +263,22 @@ def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
                lambda x: x * np.datetime64("now").astype(np.int64)):
         assert function_key(fn) is None, fn
     assert function_key(lambda x: np.add(x, np.float32(1))) is not None  # numpy's own ufunc
+
+
+def test_signatures_equal_in_python_but_not_to_a_trace_are_not_one_entry():
+    """1 == 1.0 == True and 0.0 == -0.0 in Python (inside a static tuple or a dict key
+    too); the traces differ (a result's dtype, the sign of a zero)."""
+    x = np.ones(4, np.float32)
+    f = accy.jit(lambda x, s: x * s, backend="reference")
+    f(x, 0.0)
+    assert np.signbit(f(x, -0.0)).all() and f.trace_count == 2
+    g = accy.jit(lambda x, t: anp.full((2,), t[0]), backend="reference", static_argnums=1)
+    assert g(x, (1, 2)).dtype.kind == "i" and g(x, (1.0, 2.0)).dtype.kind == "f"
+    h = accy.jit(lambda d: [v * k for k, v in d.items()][0], backend="reference")
+    xi = np.ones(4, np.int32)
+    assert h({1: xi}).dtype.kind == "i" and h({1.0: xi}).dtype.kind == "f"
+    s = np.zeros(1, [("a", "<f4"), ("b", "<i4")])
+    k = accy.jit(lambda x, r: x + r["b"][0], backend="reference", static_argnums=1)
+    k(x, s)
+    k(x, s.astype([("b", "<f4"), ("a", "<i4")]))  # same bytes, other fields
+    assert k.trace_count == 2

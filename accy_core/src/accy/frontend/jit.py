@@ -2,14 +2,15 @@
 
 The first call with a given *signature* — the (dtype, shape) of every array argument plus
 the values of the static ones (Python numbers, strings, ``static_argnums``) and the nesting
-of tuples/lists/dicts — runs the Python function once on :class:`Tracer` arguments. Every
-``accy.numpy`` call and array operator appends an op to a fresh IR function; Python control
-flow simply runs (at trace time). The module is compiled for the backend and cached; later
-calls with the same signature reuse it without running the Python function
-(:attr:`Jitted.trace_count` counts traces). A signature the jit index knows (an earlier
-process traced the same function, unchanged in everything the trace reads:
-:mod:`accy.frontend.jit_index`) is not traced at all: its executable comes from the disk
-caches (:attr:`Jitted.index_hits` counts those).
+of tuples/lists/dicts; static numbers by type and value, so ``1``, ``1.0`` and ``True``,
+and ``0.0`` and ``-0.0``, are distinct signatures — runs the Python function once on
+:class:`Tracer` arguments. Every ``accy.numpy`` call and array operator appends an op to a
+fresh IR function; Python control flow simply runs (at trace time). The module is compiled
+for the backend and cached; later calls with the same signature reuse it without running
+the Python function (:attr:`Jitted.trace_count` counts traces). A signature the jit index
+knows (an earlier process traced the same function, unchanged in everything the trace
+reads: :mod:`accy.frontend.jit_index`) is not traced at all: its executable comes from the
+disk caches (:attr:`Jitted.index_hits` counts those).
 
 A function that writes into one of its array arguments (``a[1:] = ...``, ``a += 1``)
 returns the written value as an extra, hidden result, copied back into the caller's numpy
@@ -157,7 +158,7 @@ class Jitted:
                 trees.append(flatten(a, leaves, f"{self.name}: argument #{i}"))
         kw = flatten(kwargs, leaves, f"{self.name}: keyword argument")
         types = [_leaf_type(x, i, self.name) for i, x in enumerate(leaves)]
-        key = (tuple(trees), kw, tuple((t.dtype.value, t.shape) for t in types))
+        key = (_typed(tuple(trees)), _typed(kw), tuple((t.dtype.value, t.shape) for t in types))
         return key, leaves, types
 
     def _trace(self, args: tuple, kwargs: dict, types: list[TensorType]) -> _Entry:
@@ -363,6 +364,23 @@ def _write_back(name: str, entry: _Entry, leaves: list[Any], results: list[Any])
     return results[:n]
 
 
+def _typed(tree: Any) -> Any:
+    """``tree`` with every number tagged by its type and every float by its ``repr``: Python
+    equality (and so a dict key) makes ``1 == 1.0 == True`` and ``0.0 == -0.0``, inside a
+    static tuple or a dict key too, and a trace tells them apart (a result's dtype, the sign
+    of a zero)."""
+    t = type(tree)
+    if t is tuple:
+        return tuple(_typed(x) for x in tree)
+    if t is float or t is complex:
+        return (t.__name__, repr(tree))
+    if t is int or t is bool:
+        return (t.__name__, tree)
+    if t is _Static:
+        return ("static", _typed(tree.key))
+    return tree
+
+
 class _Static:
     """Wraps a static argument so that flatten() keeps it whole (hashed by value; a numpy
     array, such as an ``anp.random.key``, by its dtype, shape and bytes)."""
@@ -371,7 +389,7 @@ class _Static:
 
     def __init__(self, value: Any) -> None:
         self.value = value
-        self.key = (("ndarray", value.dtype.str, value.shape, value.tobytes())
+        self.key = (("ndarray", value.dtype.str, repr(value.dtype), value.shape, value.tobytes())
                     if isinstance(value, np.ndarray) else value)
 
     def __hash__(self) -> int:
