@@ -259,8 +259,19 @@ def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
     def loads(x):
         return x * np.load("w.npy")
 
+    c, f = np.ones((2, 2), np.float32), np.ones((2, 2), np.float32, order="F")
+    assert function_key(lambda x: x * c.strides[1]) != function_key(lambda x: x * f.strides[1])
+
+    class Missing(dict):
+        def __missing__(self, k):
+            return 2.0
+
+    g = Missing(__builtins__=__builtins__)
+    exec("def scaled(x):\n    return x * SCALE\n", g)  # SCALE from __missing__
+    many = [np.zeros(1 << 17)] * 17  # 17 arrays of 1 MiB: over MAX_TOTAL_BYTES
     for fn in (by_eval, loads, lambda x: x * float(_U(1.0)), lambda x: x * masked.filled(0),
-               lambda x: x * np.datetime64("now").astype(np.int64)):
+               lambda x: x * np.datetime64("now").astype(np.int64), g["scaled"],
+               lambda x: anp.__dict__["tanh"](x), lambda x: x + many[0][0]):
         assert function_key(fn) is None, fn
     assert function_key(lambda x: np.add(x, np.float32(1))) is not None  # numpy's own ufunc
 

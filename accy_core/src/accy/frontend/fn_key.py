@@ -13,7 +13,9 @@ Encoded:
   qualified name, first line and line table (so locations in messages are covered), flags
   and argument counts. Byte code that imports (``IMPORT_NAME``) or writes globals
   (``STORE_GLOBAL``/``DELETE_GLOBAL``) is refused, and so is a function naming a builtin
-  of :data:`UNKEYED_BUILTINS` (``getattr``, ``globals``, ``eval``, ``hash``, ``open``, ...);
+  of :data:`UNKEYED_BUILTINS` (``getattr``, ``globals``, ``eval``, ``hash``, ``open``, ...),
+  an attribute of :data:`UNKEYED_ATTRIBUTES` (``m.__dict__``, frames, ``a.ctypes``) or
+  whose globals are not a plain ``dict``;
 - the source file's path, size and modification time when it exists (as numba does);
 - defaults, keyword defaults, closure cells and the function's attributes (``f.scale``);
 - every name of ``co_names`` (of every nested code object) found in the function's globals
@@ -23,7 +25,8 @@ Encoded:
   tuples, lists, sets, frozensets and dicts (in iteration order: the order a trace sees)
   and slices of those; numpy scalars, dtypes (by ``repr``: a structured one's fields) and
   numpy's own ufuncs; plain ``numpy.ndarray`` s (no subclass: a masked array's mask is not
-  in its bytes) of at most :data:`MAX_ARRAY_BYTES` (dtype, shape and the bytes' sha256);
+  in its bytes) of at most :data:`MAX_ARRAY_BYTES` (dtype, shape, strides and the bytes'
+  sha256; :data:`MAX_TOTAL_BYTES` in all);
   members of accy's and numpy's enums; user functions recursively (code, defaults,
   closure, attributes, the globals they name); ``accy.jit`` functions through their Python
   function; modules, functions and classes of accy, numpy and a few standard modules
@@ -47,11 +50,13 @@ from typing import Any
 
 from accy.hashing import sha256
 
-__all__ = ["KEYED_BY_VERSION", "MAX_ARRAY_BYTES", "UNKEYED_BUILTINS", "UNKEYED_NAMED",
-           "UNKEYED_PREFIXES", "function_key", "value_key"]
+__all__ = ["KEYED_BY_VERSION", "MAX_ARRAY_BYTES", "MAX_TOTAL_BYTES", "UNKEYED_ATTRIBUTES",
+           "UNKEYED_BUILTINS", "UNKEYED_NAMED", "UNKEYED_PREFIXES", "function_key", "value_key"]
 
 #: the largest numpy array a key hashes (bytes); a larger one refuses the index
 MAX_ARRAY_BYTES = 1 << 20
+#: the most array bytes one key hashes in all (a list of many arrays is not cheap)
+MAX_TOTAL_BYTES = 16 << 20
 #: top-level modules whose objects are keyed by name (their code by source or version)
 KEYED_BY_VERSION = frozenset({"accy", "accy_kernels", "numpy", "math", "cmath", "operator",
                               "builtins", "functools", "itertools"})
@@ -70,6 +75,12 @@ UNKEYED_NAMED = frozenset({("builtins", n) for n in UNKEYED_BUILTINS} | {
                            "memmap", "datetime64")} | {
     ("numpy.lib.format", "open_memmap"), ("numpy.lib.npyio", "DataSource"),
     ("numpy.ctypeslib", "load_library")})
+#: attribute names that reach what no key covers (a module's or a function's namespace as a
+#: dict, frames, addresses): a function whose code names one is not keyed
+UNKEYED_ATTRIBUTES = frozenset({"__dict__", "__globals__", "__builtins__", "__getattribute__",
+                                "__array_interface__", "__array_struct__", "ctypes",
+                                "f_globals", "f_locals", "f_builtins", "f_back", "tb_frame",
+                                "gi_frame", "cr_frame", "ag_frame"})
 # byte code that reads or writes what no key covers: imports, writes to globals
 _REFUSED_OPS = frozenset({108, 97, 98})  # IMPORT_NAME, STORE_GLOBAL, DELETE_GLOBAL (3.11)
 _MAX_ITEMS = 10_000  # values of more elements than this are not "cheap"
@@ -100,6 +111,7 @@ class _Encoder:
         self.seen: dict[int, int] = {}  # id(function) -> its index (recursion, cycles)
         self.modules: set[tuple] = set()  # (module, names) whose attributes were encoded
         self.items = 0
+        self.array_bytes = 0
 
     def add(self, *parts: str) -> None:
         self.items += len(parts)
@@ -174,11 +186,15 @@ class _Encoder:
         raise _Refused(f"{mod}.{t.__qualname__}")
 
     def array(self, a: Any, t: type) -> None:
-        if a.dtype.hasobject or a.nbytes > MAX_ARRAY_BYTES:
+        self.array_bytes += a.nbytes
+        if (a.dtype.hasobject or a.nbytes > MAX_ARRAY_BYTES
+                or self.array_bytes > MAX_TOTAL_BYTES):
             raise _Refused("array")
         h = sha256()
         h.update(memoryview(a.tobytes()))  # tobytes: C order, any layout
-        self.add(t.__name__, a.dtype.str, repr(a.dtype), repr(a.shape), h.hexdigest())
+        # strides: a trace may read them (a C and a Fortran array of equal bytes)
+        self.add(t.__name__, a.dtype.str, repr(a.dtype), repr(a.shape), repr(a.strides),
+                 h.hexdigest())
 
     def module(self, m: ModuleType, names: frozenset[str]) -> None:
         if not _keyed_module(m.__name__):
@@ -210,11 +226,7 @@ class _Encoder:
             if (fn.__module__, fn.__qualname__) in UNKEYED_NAMED:
                 raise _Refused(f"{fn.__module__}.{fn.__qualname__}")
             self.add("named", fn.__module__, fn.__qualname__)
-            for cell in fn.__closure__ or ():  # made at run time: what it closes over
-                try:
-                    self.value(cell.cell_contents)
-                except ValueError:
-                    self.add("empty-cell")
+            self.cells(fn, frozenset())  # made at run time: what it closes over
             return
         index = self.seen.get(id(fn))
         if index is not None:  # recursion: refer to the first encoding
@@ -229,12 +241,10 @@ class _Encoder:
         self.value(fn.__kwdefaults__, names)
         self.add("attributes")  # f.scale = 2 read as f.scale in f (a helper's too)
         self.value(fn.__dict__, names)
-        for cell in fn.__closure__ or ():
-            try:
-                self.value(cell.cell_contents, names)
-            except ValueError:  # an empty cell
-                self.add("empty-cell")
+        self.cells(fn, names)
         g = fn.__globals__
+        if type(g) is not dict:  # a subclass's __missing__/__getitem__ feeds LOAD_GLOBAL
+            raise _Refused("globals not a dict")
         builtins = fn.__builtins__  # what LOAD_GLOBAL falls back to (fixed at creation)
         for n in sorted(names):
             if n in g:
@@ -247,6 +257,13 @@ class _Encoder:
                 self.value(builtins[n], names)
         self.add("end-function", str(index))
 
+    def cells(self, fn: FunctionType, names: frozenset[str]) -> None:
+        for cell in fn.__closure__ or ():
+            try:
+                self.value(cell.cell_contents, names)
+            except ValueError:  # an empty cell
+                self.add("empty-cell")
+
     def source(self, path: str) -> None:
         try:
             st = os.stat(path)
@@ -258,6 +275,8 @@ class _Encoder:
     def code(self, code: CodeType) -> frozenset[str]:
         """Encode ``code`` and its nested code objects; return all their ``co_names``."""
         names = set(code.co_names)
+        if not UNKEYED_ATTRIBUTES.isdisjoint(names):
+            raise _Refused("names a namespace, frame or address")
         raw = code.co_code
         if _REFUSED_OPS.intersection(raw[0::2]):  # 2-byte units; caches are opcode 0
             raise _Refused("imports or writes globals")
