@@ -5,6 +5,7 @@ cell, the signature) is a miss, never a stale hit; a corrupt entry is rebuilt.""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -236,11 +237,30 @@ def _tanh_of_default(x, m=anp):
     return m.tanh(x)
 
 
+@functools.wraps(anp.tanh)  # a user's function that claims accy's __module__
+def _my_tanh(x):
+    return anp.tanh(x) * G
+
+
+def _uses_my_tanh(x):
+    return _my_tanh(x)
+
+
+class _Forged:
+    scale = 2.0
+
+
+_Forged.__module__, _Forged.__qualname__ = "numpy", "float32"
+
+
 def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
     """Wrong hits found by trying (each was a stale hit in a second process)."""
     k = function_key(_reads_own_attribute)
     monkeypatch.setattr(_reads_own_attribute, "scale", 3.0)  # a function attribute
     assert k is not None and function_key(_reads_own_attribute) != k
+    kw = function_key(_uses_my_tanh)
+    monkeypatch.setattr(sys.modules[__name__], "G", 5.0)  # read by the wrapped function
+    assert kw is not None and function_key(_uses_my_tanh) != kw
     kd = function_key(_tanh_of_default)
     monkeypatch.setattr(anp, "tanh", anp.sin)  # an attribute of a module default
     assert kd is not None and function_key(_tanh_of_default) != kd
@@ -271,7 +291,8 @@ def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
     many = [np.zeros(1 << 17)] * 17  # 17 arrays of 1 MiB: over MAX_TOTAL_BYTES
     for fn in (by_eval, loads, lambda x: x * float(_U(1.0)), lambda x: x * masked.filled(0),
                lambda x: x * np.datetime64("now").astype(np.int64), g["scaled"],
-               lambda x: anp.__dict__["tanh"](x), lambda x: x + many[0][0]):
+               lambda x: anp.__dict__["tanh"](x), lambda x: x + many[0][0],
+               lambda x: x * _Forged.scale):
         assert function_key(fn) is None, fn
     assert function_key(lambda x: np.add(x, np.float32(1))) is not None  # numpy's own ufunc
 

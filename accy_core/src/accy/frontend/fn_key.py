@@ -31,7 +31,8 @@ Encoded:
   closure, attributes, the globals they name); ``accy.jit`` functions through their Python
   function; modules, functions and classes of accy, numpy and a few standard modules
   (:data:`KEYED_BY_VERSION`) by name, a module together with the attributes the code names
-  (so ``np.sqrt`` replaced by a user function is seen), except those of
+  (so ``np.sqrt`` replaced by a user function is seen; a function of theirs is one compiled
+  from their files, a class or builtin one found under its name there), except those of
   :data:`UNKEYED_NAMED` (``eval`` under another name, ``np.load``: they read what no key
   covers). Anything else (a user class, an object with attributes, a partial, a name bound
   to a user module) makes the key ``None``.
@@ -103,6 +104,39 @@ def _keyed_module(name: str | None) -> bool:
             and not name.startswith(UNKEYED_PREFIXES))
 
 
+_ROOTS: dict[str, str | None] = {}  # top-level keyed module -> its file or package folder
+
+
+def _root(top: str) -> str | None:
+    if top not in _ROOTS:
+        file = getattr(sys.modules.get(top), "__file__", None)
+        if file and os.path.basename(file) == "__init__.py":
+            file = os.path.dirname(file)
+        _ROOTS[top] = file
+    return _ROOTS[top]
+
+
+def _genuine_function(fn: FunctionType) -> bool:
+    """Whether ``fn``, which claims a keyed module, was compiled from that package's files
+    (``functools.wraps(anp.tanh)`` gives a user's function accy's ``__module__``)."""
+    root = _root(fn.__module__.split(".")[0])
+    path = fn.__code__.co_filename
+    return root is not None and (path == root or path.startswith(root + os.sep))
+
+
+def _genuine_named(owner: str, qualname: str, v: Any) -> bool:
+    """Whether the class or builtin ``v`` is what ``owner``'s namespace holds under
+    ``qualname`` (a user's class given ``__module__ = "numpy"`` is not)."""
+    m = sys.modules.get(owner)
+    if m is None:
+        return False
+    first, *rest = qualname.split(".")
+    x = m.__dict__.get(first)  # not getattr: accy's lazy __getattr__ is slow
+    for part in rest:
+        x = getattr(x, part, None)
+    return x is v
+
+
 class _Encoder:
     """Appends a deterministic text encoding of values to ``out`` (raises ``_Refused``)."""
 
@@ -151,7 +185,8 @@ class _Encoder:
         mod = getattr(t, "__module__", "") or ""
         if isinstance(v, type) or t is BuiltinFunctionType:
             owner = getattr(v, "__module__", None) or ""
-            if not _keyed_module(owner) or (owner, v.__qualname__) in UNKEYED_NAMED:
+            if (not _keyed_module(owner) or (owner, v.__qualname__) in UNKEYED_NAMED
+                    or not _genuine_named(owner, v.__qualname__, v)):
                 raise _Refused(f"{owner}.{getattr(v, '__qualname__', '?')}")
             self.add("named", owner, v.__qualname__)
             return
@@ -170,7 +205,8 @@ class _Encoder:
             self.add(t.__name__, v.__name__)
             return
         enum = sys.modules.get("enum")
-        if enum is not None and isinstance(v, enum.Enum) and _keyed_module(mod):
+        if (enum is not None and isinstance(v, enum.Enum) and _keyed_module(mod)
+                and _genuine_named(mod, t.__qualname__, t)):
             self.add("enum", mod, t.__qualname__, v.name)
             self.value(v.value, names)
             return
@@ -197,7 +233,7 @@ class _Encoder:
                  h.hexdigest())
 
     def module(self, m: ModuleType, names: frozenset[str]) -> None:
-        if not _keyed_module(m.__name__):
+        if not _keyed_module(m.__name__) or sys.modules.get(m.__name__) is not m:
             raise _Refused(m.__name__)
         self.add("module", m.__name__)
         if (m.__name__, names) in self.modules:
@@ -222,7 +258,8 @@ class _Encoder:
 
     # functions ---------------------------------------------------------------------
     def function(self, fn: FunctionType) -> None:
-        if _keyed_module(fn.__module__):  # its code is keyed by accy's source / a version
+        if _keyed_module(fn.__module__) and _genuine_function(fn):  # its code is keyed by
+            # accy's source / a version
             if (fn.__module__, fn.__qualname__) in UNKEYED_NAMED:
                 raise _Refused(f"{fn.__module__}.{fn.__qualname__}")
             self.add("named", fn.__module__, fn.__qualname__)
