@@ -314,3 +314,18 @@ def test_signatures_equal_in_python_but_not_to_a_trace_are_not_one_entry():
     k(x, s)
     k(x, s.astype([("b", "<f4"), ("a", "<i4")]))  # same bytes, other fields
     assert k.trace_count == 2
+
+
+_BIG = 10**5000  # repr() of it raises ValueError (int_max_str_digits)
+
+
+def _uses_big_int(x):
+    return x * float(_BIG % 7)
+
+
+def test_a_huge_int_is_keyed_not_a_crash(monkeypatch):
+    k = function_key(_uses_big_int)
+    monkeypatch.setattr(sys.modules[__name__], "_BIG", 10**5000 + 1)
+    assert k is not None and function_key(_uses_big_int) != k
+    assert value_key((("=", "int", 10**5000),)) is not None
+    assert function_key(lambda: "a" * 2000 + "b" * 2000) is not None  # long constants

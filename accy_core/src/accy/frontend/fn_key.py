@@ -104,6 +104,7 @@ def _keyed_module(name: str | None) -> bool:
             and not name.startswith(UNKEYED_PREFIXES))
 
 
+_SCALARS = (bool, int, float, complex, str, bytes)
 _ROOTS: dict[str, str | None] = {}  # top-level keyed module -> its file or package folder
 
 
@@ -156,8 +157,8 @@ class _Encoder:
     # values ------------------------------------------------------------------------
     def value(self, v: Any, names: frozenset[str] = frozenset()) -> None:
         t = type(v)
-        if v is None or v is Ellipsis or t in (bool, int, float, complex, str, bytes):
-            self.add(t.__name__, repr(v))
+        if v is None or v is Ellipsis or t in _SCALARS:
+            self.scalar(v, t)
         elif t in (tuple, list):
             self.add(t.__name__, str(len(v)))
             for x in v:
@@ -180,6 +181,18 @@ class _Encoder:
             self.code(v)
         else:
             self.other(v, t, names)
+
+    def scalar(self, v: Any, t: type) -> None:
+        if t is int:  # hex: repr of an int over 4300 digits raises (sys.set_int_max_str_digits)
+            self.add("int", hex(v))
+        elif t in (str, bytes) and len(v) > 1024:  # a long one by its digest
+            data = v.encode("utf-8", "surrogatepass") if t is str else v
+            self.array_bytes += len(data)
+            if self.array_bytes > MAX_TOTAL_BYTES:
+                raise _Refused("too large")
+            self.add(t.__name__, str(len(v)), sha256(data).hexdigest())
+        else:
+            self.add(t.__name__, repr(v))
 
     def other(self, v: Any, t: type, names: frozenset[str]) -> None:
         mod = getattr(t, "__module__", "") or ""
