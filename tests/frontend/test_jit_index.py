@@ -295,6 +295,7 @@ def test_function_key_sees_attributes_defaults_and_dtype_fields(monkeypatch):
                lambda x: x * _Forged.scale):
         assert function_key(fn) is None, fn
     assert function_key(lambda x: np.add(x, np.float32(1))) is not None  # numpy's own ufunc
+    assert function_key(lambda x: np.mean(x)) is not None  # a dispatcher, by name
 
 
 def test_signatures_equal_in_python_but_not_to_a_trace_are_not_one_entry():

@@ -196,14 +196,16 @@ class _Encoder:
 
     def other(self, v: Any, t: type, names: frozenset[str]) -> None:
         mod = getattr(t, "__module__", "") or ""
-        if isinstance(v, type) or t is BuiltinFunctionType:
+        np = sys.modules.get("numpy")
+        # numpy's public functions are dispatchers (np.mean): by name, as builtins are
+        if isinstance(v, type) or t is BuiltinFunctionType or (
+                np is not None and t is type(np.mean) and t is not FunctionType):
             owner = getattr(v, "__module__", None) or ""
             if (not _keyed_module(owner) or (owner, v.__qualname__) in UNKEYED_NAMED
                     or not _genuine_named(owner, v.__qualname__, v)):
                 raise _Refused(f"{owner}.{getattr(v, '__qualname__', '?')}")
             self.add("named", owner, v.__qualname__)
             return
-        np = sys.modules.get("numpy")
         # an ndarray subclass (a masked array, a user's) carries state its bytes do not
         if np is not None and (t is np.ndarray or isinstance(v, np.generic)):
             self.array(np.asarray(v) if isinstance(v, np.generic) else v, t)
