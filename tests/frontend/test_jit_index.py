@@ -330,3 +330,19 @@ def test_a_huge_int_is_keyed_not_a_crash(monkeypatch):
     assert k is not None and function_key(_uses_big_int) != k
     assert value_key((("=", "int", 10**5000),)) is not None
     assert function_key(lambda: "a" * 2000 + "b" * 2000) is not None  # long constants
+
+
+def test_factory_functions_of_accy_are_keyed_with_their_defaults():
+    """A function made by a factory in accy's files is keyed by name, so what the factory
+    gave it at run time (closure cells, defaults) must be in the key."""
+    g = {"__name__": "accy.numpy"}
+    exec(compile("def make(c):\n    def f(x, c=c):\n        return x * c\n    return f\n",
+                 anp.__file__, "exec"), g)
+
+    def key_of(fn):
+        def uses(x):
+            return fn(x)
+        return function_key(uses)
+
+    assert key_of(g["make"](1.0)) == key_of(g["make"](1.0))
+    assert key_of(g["make"](1.0)) != key_of(g["make"](2.0))

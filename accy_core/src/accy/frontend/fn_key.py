@@ -279,6 +279,9 @@ class _Encoder:
                 raise _Refused(f"{fn.__module__}.{fn.__qualname__}")
             self.add("named", fn.__module__, fn.__qualname__)
             self.cells(fn, frozenset())  # made at run time: what it closes over
+            if "<locals>" in fn.__qualname__:  # a factory's: its defaults were made then too
+                self.value(fn.__defaults__)
+                self.value(fn.__kwdefaults__)
             return
         index = self.seen.get(id(fn))
         if index is not None:  # recursion: refer to the first encoding
