@@ -351,9 +351,9 @@ class _Encoder:
 
 
 def _digest(parts: list[str]) -> str:
-    # each part prefixed by its length: no part (a qualname, a file name) can forge a
-    # separator
-    text = "".join(f"{len(p)}:{p}" for p in parts)
+    # the parts' lengths follow them: no part (a qualname, a file name) can forge a
+    # separator (map: C loops, a third of the key's time as a generator)
+    text = "\x1f".join(parts) + "\x1e" + ",".join(map(str, map(len, parts)))
     return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
