@@ -147,3 +147,23 @@ def test_int64_with_a_wide_python_constant(fn):
     traced as int32 constants: 'does not fit i32')."""
     x = np.array([1, -1, 2**62, -2**63, 12345678901], np.int64)
     np.testing.assert_array_equal(accy.jit(fn)(x), fn(x))
+
+
+def test_namedtuple_and_mixed_key_dict_arguments_keep_their_structure():
+    import collections
+
+    pair = collections.namedtuple("pair", "a b")
+
+    def f(p, d):
+        return pair(p.a + d["a"] + d[1], p.b * 2)
+
+    got = accy.jit(f)(pair(np.ones(2), np.zeros(2)), {"a": np.ones(2), 1: np.ones(2)})
+    assert type(got) is pair  # came back as a list before; mixed keys raised a raw TypeError
+    np.testing.assert_array_equal(got.a, [3.0, 3.0])
+
+
+def test_full_of_a_wide_python_int_is_int64_and_an_overflow_is_an_accy_error():
+    got = accy.jit(lambda x: x + anp.full((2,), 2**62))(np.ones(2, np.int64))
+    assert got.dtype == np.int64 and got[0] == 2**62 + 1
+    with pytest.raises(accy.errors.VerifyError, match="does not fit int8"):
+        accy.jit(lambda x: x + anp.full((2,), 300, np.int8))(np.ones(2, np.int8))

@@ -149,13 +149,26 @@ def _make(arr: np.ndarray) -> Any:
 
 def _dtype(dtype: Any, fill: Any = 0.0) -> np.dtype:
     if dtype is None:
+        if isinstance(fill, int) and not isinstance(fill, bool) and \
+                not -2**31 <= fill < 2**31:  # numpy's: the smallest of int64/uint64 holding it
+            return np.dtype(np.int64 if -2**63 <= fill < 2**63 else np.uint64)
         return default_dtype(fill).numpy
     return DType.parse(dtype).numpy
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
-    """An array of ``shape`` filled with ``fill_value`` (f32/i32/bool from the value)."""
-    return _make(np.full(shape, fill_value, dtype=_dtype(dtype, fill_value)))
+    """An array of ``shape`` filled with ``fill_value`` (f32/i32/bool from the value; an
+    integer past int32 gives int64, or uint64 past int64).
+
+    Raises:
+        VerifyError: ``fill_value`` does not fit ``dtype``.
+    """
+    dt = _dtype(dtype, fill_value)
+    try:
+        return _make(np.full(shape, fill_value, dtype=dt))
+    except OverflowError:
+        raise VerifyError(f"full at {user_location()}: {fill_value!r} does not fit "
+                          f"{dt.name}; give a wider dtype") from None
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:

@@ -35,9 +35,18 @@ def flatten(x: Any, leaves: list[Any], what: str = "argument") -> Any:
         InputError: a leaf is neither an array nor hashable.
     """
     if isinstance(x, (tuple, list)):
-        return (type(x).__name__, tuple(flatten(i, leaves, what) for i in x))
+        kids = tuple(flatten(i, leaves, what) for i in x)
+        if type(x) in (tuple, list):
+            return (type(x).__name__, kids)
+        if isinstance(x, tuple) and hasattr(x, "_fields"):  # a namedtuple comes back as one
+            return ("namedtuple", type(x), kids)
+        return ("tuple" if isinstance(x, tuple) else "list", kids)
     if isinstance(x, dict):
-        return ("dict", tuple((k, flatten(x[k], leaves, what)) for k in sorted(x)))
+        try:
+            keys = sorted(x)
+        except TypeError:  # keys of several types ({'a': .., 1: ..}): a stable order anyway
+            keys = sorted(x, key=lambda k: (type(k).__name__, repr(k)))
+        return ("dict", tuple((k, flatten(x[k], leaves, what)) for k in keys))
     pair = _complex_parts(x)
     if pair is not None:
         leaves.extend(pair)
@@ -95,5 +104,7 @@ def _build(tree: Any, it: Any) -> Any:
         return tree[2]
     if kind == "dict":
         return {k: _build(t, it) for k, t in tree[1]}
+    if kind == "namedtuple":
+        return tree[1](*(_build(t, it) for t in tree[2]))
     items = [_build(t, it) for t in tree[1]]
     return tuple(items) if kind == "tuple" else items
