@@ -126,4 +126,4 @@ def test_a_pool_shut_down_by_another_thread_runs_the_launch_on_the_caller():
     pool._pool = lambda: dead
     seen: list[tuple[int, int]] = []
     pool.run(lambda b, e: seen.append((b, e)), 8, 1)
-    assert sorted(seen) == split_range(8, 4)
+    assert sorted(seen) == split_range(8, 4 * pool.ranges_per_thread)  # every range, here
