@@ -33,10 +33,11 @@ if TYPE_CHECKING:  # only cache_path() returns a Path: the warm path imports no 
     from pathlib import Path
 
 __all__ = ["CachedEntryPoint", "cache_path", "entry_points", "entry_points_and_backends",
-           "installation_state", "store_backends"]
+           "installation_state", "last_entry_points", "store_backends"]
 
 _FORMAT = 2
 _KEEP_STATES = 8  # installations remembered in one table (virtual environments sharing it)
+_LAST: dict[str, tuple[CachedEntryPoint, ...]] = {}  # group -> this process's last lookup
 _DIST_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -168,6 +169,19 @@ def entry_points_and_backends(group: str) -> tuple[list[CachedEntryPoint], dict[
     """:func:`entry_points`, with the backend table that :func:`store_backends` recorded
     for the same installation state (backend name -> the entry point's name that provides
     it; empty when none was recorded), from one read of the cache file."""
+    found, backends = _lookup(group)
+    _LAST[group] = tuple(found)
+    return found, backends
+
+
+def last_entry_points(group: str) -> tuple[CachedEntryPoint, ...] | None:
+    """The entry points of ``group`` that this process's last :func:`entry_points` (or
+    :func:`entry_points_and_backends`) returned; ``None`` before the first lookup. For keys
+    that name the installed plugins without a second lookup (~1.4 ms of ``stat`` calls)."""
+    return _LAST.get(group)
+
+
+def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
     from accy import config
 
     if config.disk_cache_disabled():

@@ -78,12 +78,78 @@ def package_spec(top: str) -> Any | None:
     return None
 
 
+#: the distributions of this repository (their sources are named by the callers of
+#: :func:`source_fingerprint`); every other plugin's source is added by :func:`_plugin_tops`
+_FIRST_PARTY = frozenset({"accy", "accy_kernels", "accy_backend_cpu", "accy_backend_vulkan",
+                          "accy_backend_opencl", "accy_backend_cuda"})
+
+
+@lru_cache(maxsize=1)
+def _installed_plugin_tops() -> tuple[str, ...]:
+    # the "accy" entry points from the plugin loader's cached table (no importlib.metadata
+    # scan, no pluggy import): a third-party family, pass or backend package
+    from accy.plugins import entry_cache
+
+    found = entry_cache.last_entry_points("accy")  # a warm process's backend opening read them
+    if found is None:
+        found = entry_cache.entry_points("accy")
+    tops = {ep.value.partition(":")[0].strip().split(".")[0] for ep in found}
+    return tuple(sorted(tops - _FIRST_PARTY))
+
+
+def _plugin_tops() -> tuple[str, ...]:
+    """Top-level modules of the plugins outside this repository: the installed ``accy``
+    entry points, and the plugins registered by hand on the live plugin manager (a family
+    defined in a script), so that editing or upgrading one never serves a graph or a jit
+    index entry its old code made."""
+    tops = set(_installed_plugin_tops())
+    plugins = sys.modules.get("accy.plugins")
+    manager = getattr(plugins, "_manager", None)
+    if manager is not None:
+        for _, plugin in manager.pluggy_manager.list_name_plugin():
+            name = getattr(plugin, "__name__", None) if isinstance(plugin, type(sys)) \
+                else type(plugin).__module__
+            top = str(name).split(".")[0]
+            if name and top not in _FIRST_PARTY:
+                tops.add(top)
+    return tuple(sorted(tops))
+
+
+@lru_cache(maxsize=1)
+def _process_nonce() -> str:
+    return os.urandom(16).hex()
+
+
+def _plugin_stamp(top: str) -> str:
+    """The digest of a plugin's sources: a package's :func:`_tree_fingerprint`, a one-file
+    module's (``__main__``, a script's or a ``conftest``'s) path, size and modification
+    time; imported or found by :func:`package_spec`."""
+    module = sys.modules.get(top)
+    if module is not None:
+        file, package = getattr(module, "__file__", None), hasattr(module, "__path__")
+    else:
+        spec = package_spec(top)
+        file = spec.origin if spec is not None and spec.has_location else None
+        package = spec is not None and spec.submodule_search_locations is not None
+    if not file:  # no source to stamp (defined interactively): shared with no other process
+        return f"{top}|unstamped|{_process_nonce()}"
+    if package:
+        return _tree_fingerprint(os.path.dirname(file))
+    try:
+        st = os.stat(file)
+    except OSError:
+        return f"{top}|{file}|unstamped|{_process_nonce()}"
+    return f"{top}|{file}|{st.st_size}|{st.st_mtime_ns}"
+
+
 def source_fingerprint(*modules: str) -> str:
-    """A digest of the path, size and modification time of every ``.py`` file of ``accy``
-    and of the named top-level packages that are installed (imported or not: a process that
+    """A digest of the path, size and modification time of every ``.py`` file of ``accy``,
+    of the named top-level packages that are installed (imported or not: a process that
     opened its backend without a full plugin discovery has not imported ``accy_kernels``,
-    and must find the entry a discovering process stored; computed once per process)."""
+    and must find the entry a discovering process stored; computed once per process), and
+    of every plugin from outside this repository (:func:`_plugin_tops`)."""
     roots = []
+    stamps = [_plugin_stamp(top) for top in _plugin_tops()]
     for name in ("accy", *modules):
         top = name.split(".")[0]
         file = getattr(sys.modules.get(top), "__file__", None)
@@ -92,8 +158,8 @@ def source_fingerprint(*modules: str) -> str:
             file = spec.origin if spec is not None and spec.has_location else None
         if file:
             roots.append(os.path.dirname(file))
-    return sha256("|".join(_tree_fingerprint(r) for r in sorted(set(roots))).encode()
-                  ).hexdigest()
+    return sha256("|".join([*(_tree_fingerprint(r) for r in sorted(set(roots))),
+                            *stamps]).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def stable_repr(x: Any) -> str:
