@@ -91,3 +91,20 @@ def test_disabled_disk_cache_runs_the_passes(fresh_cache, monkeypatch):
     accy.compile(_module())
     clear_memory_cache()
     assert "pipeline_hits" not in accy.compile(_module()).cache_stats
+
+
+def test_a_different_thread_count_does_not_reuse_the_graph(fresh_cache):
+    """Plans size their jobs by the CPU pool's threads: a process with another count plans
+    again rather than run a graph planned for the first."""
+    from accy.plugins import open_backend
+    from accy.runtime.pipeline_cache import pipeline_key
+
+    be = open_backend("cpu")
+    key = pipeline_key("m", "f", be, ())
+    saved = be.pool.num_threads
+    try:
+        be.pool.num_threads = saved + 1
+        assert pipeline_key("m", "f", be, ()) != key
+    finally:
+        be.pool.num_threads = saved
+    assert pipeline_key("m", "f", be, ()) == key

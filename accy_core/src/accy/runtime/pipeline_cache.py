@@ -8,7 +8,8 @@ atomically, sha256-checked, LRU size cap), as artifacts of format ``"launch-grap
 payload is the pickled :class:`~accy.runtime.graph.LaunchGraph`.
 
 The key covers the module fingerprint, the function, the backend, its device fingerprint and
-target profile (the limits the passes obey), the compile options, the accy version and
+target profile (the limits the passes obey), a host backend's thread count (plans size their
+jobs by it), the compile options, the accy version and
 :func:`source_fingerprint` (so an edited pass never serves a stale graph, even at the same
 version). An entry that cannot be read back
 (truncated, bad checksum, a pickle of classes that changed) is deleted with one
@@ -185,8 +186,13 @@ def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: 
     import accy
 
     caps = backend.capabilities()
+    # a host-memory backend's pool: families size their jobs by its threads and ranges
+    # (accy_kernels.matmul_host.host_parts), and the graph holds the plan
+    pool = getattr(backend, "pool", None)
+    threads = (getattr(pool, "num_threads", None), getattr(pool, "ranges_per_thread", None))
     text = "|".join([FORMAT, module_fingerprint, function, backend.name,
                      caps.device_fingerprint, stable_repr(backend.target_profile()),
+                     repr(threads),
                      stable_repr(options),
                      accy.__version__,
                      source_fingerprint(type(backend).__module__, "accy_kernels")])
