@@ -332,6 +332,24 @@ def test_a_huge_int_is_keyed_not_a_crash(monkeypatch):
     assert function_key(lambda: "a" * 2000 + "b" * 2000) is not None  # long constants
 
 
+_NAN = float("nan")
+
+
+def _uses_nan(x):
+    return x + _NAN
+
+
+def test_a_float_is_keyed_by_its_bits(monkeypatch):
+    """``repr`` prints every NaN as ``nan``: -nan (``copysign`` sees it), another payload and
+    -0.0 are other values, in a global and in a complex."""
+    k = function_key(_uses_nan)
+    monkeypatch.setattr(sys.modules[__name__], "_NAN", -float("nan"))
+    assert function_key(_uses_nan) != k
+    assert value_key((("=", "float", 0.0),)) != value_key((("=", "float", -0.0),))
+    assert value_key((("=", "complex", complex(_NAN, 1)),)) != value_key(
+        (("=", "complex", complex(-_NAN, 1)),))
+
+
 def test_factory_functions_of_accy_are_keyed_with_their_defaults():
     """A function made by a factory in accy's files is keyed by name, so what the factory
     gave it at run time (closure cells, defaults) must be in the key."""

@@ -45,6 +45,7 @@ library's by their versions (:mod:`accy.frontend.jit_index`).
 from __future__ import annotations
 
 import os
+import struct
 import sys
 from types import BuiltinFunctionType, CodeType, FunctionType, ModuleType
 from typing import Any
@@ -185,6 +186,9 @@ class _Encoder:
     def scalar(self, v: Any, t: type) -> None:
         if t is int:  # hex: repr of an int over 4300 digits raises (sys.set_int_max_str_digits)
             self.add("int", hex(v))
+        elif t is float or t is complex:  # the bits: repr gives "nan" for -nan and payloads
+            parts = (v,) if t is float else (v.real, v.imag)
+            self.add(t.__name__, struct.pack(f"<{len(parts)}d", *parts).hex())
         elif t in (str, bytes) and len(v) > 1024:  # a long one by its digest
             data = v.encode("utf-8", "surrogatepass") if t is str else v
             self.array_bytes += len(data)
