@@ -10,12 +10,19 @@ LLVM, loading and the run itself.
   directory, against numba's first call of the same chain (``@njit``, no cache) when numba
   is installed (``pip install accy-core[bench]``);
 - **warm**: the same first call in a new process whose cache directory the cold run filled
-  (target: ≤ 20 ms), in ``--warm-runs`` fresh processes (default 5): the line gives the
-  fastest (CPU seconds: the fastest by CPU) and its notes the median wall seconds
-  (``median_s``); they count the modules the call imported (``imports``, of them accy's
-  ``accy_imports``), say whether llvmlite or importlib.metadata were among them, and how
-  the jit found the program (``traces`` 0 and ``index_hits`` 1: the jit index knew it, so
-  nothing was traced; see ``docs/caches.md``);
+  (target: ≤ 20 ms), in ``--warm-runs`` fresh processes (default 7): the line gives the
+  median wall and CPU seconds, its notes the fastest (``best_s``); they count the modules
+  the call imported (``imports``, of them accy's ``accy_imports``), say whether llvmlite or
+  importlib.metadata were among them, and how the jit found the program (``traces`` 0 and
+  ``index_hits`` 1: the jit index knew it, so nothing was traced; see ``docs/caches.md``);
+- **warm-parts**: where a warm first call's time goes, the median of ``--warm-runs`` more
+  fresh processes that import the warm path's modules before the clock (``imports``: their
+  import time, which a plain warm call pays inside its first call) and time its steps:
+  ``key`` (the jit index key: the function's key and accy's source fingerprint), ``index``
+  (reading the index entry), ``open`` (opening the backend), ``graph`` (the pipeline key and
+  reading the launch graph), ``load`` (reading and loading the program's object code), ``exe`` (the
+  executable and its small-call function), ``run`` (the launch itself), ``other`` (the
+  rest: the jit's own bookkeeping), all in milliseconds;
 - **ops5000**: a jacobi-1d whose time loop Python unrolls at trace time (~5,000 traced ops),
   empty cache (issue 11 target: < 10 s on the 2-core machine);
 - **jacobi2d**: a 1000-step jacobi-2d on 256×256 with ``accy.fori_loop``, first call with an
@@ -132,6 +139,56 @@ extra = {"imports": len(new), "accy_imports": sum(m.split(".")[0].startswith("ac
          "traces": f.trace_count, "index_hits": f.index_hits}
 """
 
+# warm-parts: the warm call with its steps timed (milliseconds of wall time per step; the
+# modules of the warm path imported, and timed, before the clock starts)
+CASES["warm-parts"] = """
+import importlib
+import accy, accy.numpy as np
+mods = ["accy.frontend.jit_index", "accy.frontend.fn_key", "accy.runtime.artifact_cache",
+        "accy.config", "accy.runtime.pipeline_cache", "accy.runtime.compiler", "accy.plugins",
+        "accy.runtime.graph", "accy.runtime.executable"]
+i0 = time.perf_counter()
+for m in mods:
+    importlib.import_module(m)
+for m in ["accy.plugins.fast_backend", "accy.plugins.entry_cache", f"accy_backend_{BACKEND}",
+          f"accy_backend_{BACKEND}.plugin", f"accy_backend_{BACKEND}.backend"]:
+    try:  # the backend's plugin modules (an installed backend of another layout: not)
+        importlib.import_module(m)
+    except ImportError:
+        pass
+imports = time.perf_counter() - i0
+import accy.runtime.compiler as comp
+from accy.frontend import jit_index
+from accy.runtime import pipeline_cache
+from accy.runtime.executable import Executable
+parts = {}
+def timed(owner, name, part):
+    fn = getattr(owner, name)
+    def wrapper(*a, **k):
+        t = time.perf_counter()
+        try:
+            return fn(*a, **k)
+        finally:
+            parts[part] = parts.get(part, 0.0) + time.perf_counter() - t
+    setattr(owner, name, wrapper)
+timed(jit_index, "index_key", "key"); timed(jit_index, "load", "index")
+timed(accy.plugins, "open_backend", "open"); timed(pipeline_cache, "load_graph", "graph")
+timed(pipeline_cache, "pipeline_key", "graph")
+timed(comp, "load_kernels", "load"); timed(comp, "_executable", "exe+load")
+timed(Executable, "fast_function", "fast")
+exec(CHAIN)
+f = accy.jit(chain, backend=BACKEND)
+x = numpy.linspace(0, 1, 256, dtype=numpy.float32); y = x + 1
+t0 = time.perf_counter(); f(x, y); dt = time.perf_counter() - t0
+exe_s = parts.pop("exe+load", 0.0) - parts.get("load", 0.0)
+parts["exe"] = exe_s + parts.pop("fast", 0.0)
+t1 = time.perf_counter(); f(x, y); parts["run"] = time.perf_counter() - t1
+parts["other"] = dt - sum(v for k, v in parts.items() if k != "run")
+extra = {"imports": round(imports * 1e3, 2),
+         **{k: round(parts.get(k, 0.0) * 1e3, 2) for k in
+            ("key", "index", "open", "graph", "load", "exe", "run", "other")}}
+"""
+
 PRELUDE = "import json, sys, time, numpy\nextra = {}\n"
 START_CPU = "c0 = time.process_time()"
 STOP_CPU = "cpu = time.process_time() - c0"
@@ -162,18 +219,26 @@ def run_case(name: str, cache: str, backend: str, steps: int, pyc: str,
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _fastest(runs: list[dict]) -> dict:
-    """The run of least wall time, its CPU seconds the least of all runs, with the median
-    wall time in ``median_s`` (an error if every run failed)."""
+def _median_of(runs: list[dict]) -> dict:
+    """The median run: its wall and CPU seconds the medians of all runs (``s``, ``cpu``),
+    with the fastest wall time in ``best_s`` (an error if every run failed)."""
     ok = [r for r in runs if "error" not in r]
     if not ok:
         return runs[0]
     walls = sorted(r["s"] for r in ok)
-    best = dict(min(ok, key=lambda r: r["s"]))
-    best["cpu"] = min(r["cpu"] for r in ok)
-    best["median_s"] = round(walls[len(walls) // 2], 4)
-    best["runs"] = len(ok)
-    return best
+    med = dict(sorted(ok, key=lambda r: r["s"])[len(ok) // 2])
+    med["cpu"] = sorted(r["cpu"] for r in ok)[len(ok) // 2]
+    med["best_s"] = round(walls[0], 4)
+    med["runs"] = len(ok)
+    return med
+
+
+def _median_parts(runs: list[dict]) -> dict:
+    """Each step's median over ``runs`` (``warm-parts``), wall and CPU too."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[0]
+    return {k: sorted(r[k] for r in ok)[len(ok) // 2] for k in ok[0]} | {"runs": len(ok)}
 
 
 TEST_PLUGINS = ("accy-example-family", "accy-broken-plugin")
@@ -202,12 +267,13 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated cases")
     ap.add_argument("--backend", default="cpu")
     ap.add_argument("--steps", type=int, default=156, help="ops5000: unrolled time steps")
-    ap.add_argument("--warm-runs", type=int, default=5,
-                    help="warm: fresh processes (the fastest is printed)")
+    ap.add_argument("--warm-runs", type=int, default=7,
+                    help="warm: fresh processes (the median is printed)")
     ap.add_argument("--nit", default="50",
                     help="cavity: comma-separated pressure sweeps per time step")
     args = ap.parse_args()
-    order = ["cold", "warm", "numba", "ops5000", "jacobi2d", "cavity", "transformer"]
+    order = ["cold", "warm", "warm-parts", "numba", "ops5000", "jacobi2d", "cavity",
+             "transformer"]
     only = [c for c in args.only.split(",") if c] or order
     results: dict[str, dict] = {}
     with tempfile.TemporaryDirectory(prefix="accy-bench-compile-") as root:
@@ -215,7 +281,8 @@ def main() -> None:
         pyc = os.path.join(root, "pyc")
         run_case("cold", os.path.join(root, "prime"), args.backend, args.steps, pyc)
         for name in order:
-            if name not in only and not (name == "cold" and "warm" in only):
+            if name not in only and not (name == "cold" and "warm" in only) and not (
+                    name == "warm-parts" and "warm" in only):
                 continue
             if name == "numba":
                 try:
@@ -223,15 +290,17 @@ def main() -> None:
                 except ImportError:
                     results[name] = {"error": "numba not installed (pip install accy-core[bench])"}
                     continue
-            cache = chain_cache if name in ("cold", "warm") else os.path.join(root, name)
+            cache = chain_cache if name in ("cold", "warm", "warm-parts") else os.path.join(
+                root, name)
             if name == "cavity":
                 for nit in (int(n) for n in args.nit.split(",")):
                     results[f"cavity{nit}"] = run_case(name, f"{cache}{nit}", args.backend,
                                                        args.steps, pyc, nit)
                 continue
-            if name == "warm":
-                results[name] = _fastest([run_case(name, cache, args.backend, args.steps, pyc)
-                                          for _ in range(max(1, args.warm_runs))])
+            if name in ("warm", "warm-parts"):
+                runs = [run_case(name, cache, args.backend, args.steps, pyc)
+                        for _ in range(max(1, args.warm_runs))]
+                results[name] = (_median_of if name == "warm" else _median_parts)(runs)
                 continue
             results[name] = run_case(name, cache, args.backend, args.steps, pyc)
     numba_s = results.get("numba", {}).get("s")

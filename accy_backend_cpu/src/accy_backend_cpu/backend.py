@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from accy import config
 from accy.backend import Artifact, Capabilities, TargetProfile
 from accy.errors import LaunchError, UnsupportedError, VerifyError
 from accy.hashing import sha256
-from accy.kernel import DTYPES, NUMPY_DTYPES, Kernel, dtype_bytes
+from accy.kernel.dtypes import DTYPES, NUMPY_DTYPES, dtype_bytes
 from accy.records import record
 
 from accy_backend_cpu import shared_object
@@ -36,6 +36,9 @@ from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_poin
 from accy_backend_cpu.loading import KERNEL_FN, check_artifact, library, mcjit_engine
 from accy_backend_cpu.target import CpuTarget, default_num_threads
 from accy_backend_cpu.threadpool import WorkgroupPool
+
+if TYPE_CHECKING:  # kernel IR: compiling only (a warm-cache load imports none of it)
+    from accy.kernel import Kernel
 
 __all__ = ["CpuBackend", "LoadedKernel"]
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import LaunchError
-from accy.kernel import NUMPY_DTYPES, dtype_bytes
+from accy.kernel.dtypes import NUMPY_DTYPES, dtype_bytes
 
 __all__ = ["check_workgroup", "check_written_buffers_disjoint", "live_kernel", "pack_pointers",
            "pack_scalars"]

@@ -11,10 +11,11 @@ import accy
 import numpy as np
 import pytest
 from accy.backend import Artifact
-from accy.errors import CacheWarning
+from accy.errors import CacheWarning, InternalError
+from accy.runtime import fast_call
 from accy.runtime.artifact_cache import MAGIC, ArtifactCache
 from accy.runtime.compiler import clear_memory_cache
-from accy.runtime.pipeline_cache import FORMAT
+from accy.runtime.pipeline_cache import FORMAT, LazyKernels
 
 
 def _module():
@@ -108,3 +109,50 @@ def test_a_different_thread_count_does_not_reuse_the_graph(fresh_cache):
     finally:
         be.pool.num_threads = saved
     assert pipeline_key("m", "f", be, ()) == key
+
+
+def _no_compile(*args, **kwargs):
+    raise AssertionError("compiled Python that the cached graph holds")
+
+
+def test_cached_graph_reads_its_kernel_ir_only_when_asked(fresh_cache, monkeypatch):
+    want = accy.compile(_module())(*_inputs())
+    clear_memory_cache()
+    # as a new process, whose small-call function must come compiled from the graph
+    monkeypatch.setattr(fast_call, "_CODE", {})
+    monkeypatch.setattr(fast_call, "compile", _no_compile, raising=False)
+    exe = accy.compile(_module())
+    kernels = exe.graph.kernels
+    assert isinstance(kernels, LazyKernels) and "not loaded" in repr(kernels)
+    for got, exp in zip(exe(*_inputs()), want, strict=True):  # the fast path and the
+        np.testing.assert_array_equal(got, exp)                # ordinary one
+    for got, exp in zip(exe._run(list(_inputs())), want, strict=True):
+        np.testing.assert_array_equal(got, exp)
+    assert "not loaded" in repr(kernels)  # a call needs names, counts and object code only
+    assert exe.fast_function() is not fast_call.no_fast_call
+    names = sorted(kernels)
+    assert names and all(exe.kernels[n].name == n for n in names)  # read on demand
+    assert "not loaded" not in repr(kernels)
+    assert exe.graph.written_slots  # from the stored counts, equal to the kernels' own
+    assert exe.graph.written_counts == {
+        n: sum(b.access != "read" for b in k.buffers) for n, k in kernels.items()}
+
+
+def test_undecodable_kernel_ir_warns_and_comes_from_the_stages(fresh_cache):
+    accy.compile(_module())
+    clear_memory_cache()
+    exe = accy.compile(_module())
+    kernels = exe.graph.kernels
+    kernels._blob = b"not a pickle"  # as a payload the checksum missed
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = {n: k.fingerprint() for n, k in exe.kernels.items()}
+    warned = [w.message for w in record if isinstance(w.message, CacheWarning)]
+    assert len(warned) == 1 and "kernel IR" in str(warned[0])
+    assert got == exe.graph.fingerprints  # the same kernels, from the stages run again
+    assert not _graph_keys(fresh_cache)  # the entry was deleted
+    bare = LazyKernels(("k",), b"not a pickle", "key")  # no stages to run: an accy error
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(InternalError, match="cannot be decoded"):
+            bare["k"]

@@ -45,13 +45,6 @@ class Known:
         self.writes = writes
 
 
-def _cache() -> Any:
-    from accy.runtime.artifact_cache import ArtifactCache
-
-    cache = ArtifactCache()
-    return cache if cache.enabled else None
-
-
 def index_key(fn: Any, name: str, backend: str, static_argnums: frozenset[int],
               signature: Any) -> str | None:
     """The index key of a call of jitted ``fn`` (see the module docstring), or ``None``
@@ -63,7 +56,11 @@ def index_key(fn: Any, name: str, backend: str, static_argnums: frozenset[int],
     if fkey is None:
         return None
     skey = value_key(signature)
-    if skey is None or _cache() is None:
+    if skey is None:
+        return None
+    from accy.runtime.artifact_cache import enabled_cache
+
+    if enabled_cache() is None:
         return None
     import accy
     from accy.runtime.pipeline_cache import source_fingerprint
@@ -78,29 +75,28 @@ def index_key(fn: Any, name: str, backend: str, static_argnums: frozenset[int],
 def load(key: str) -> Known | None:
     """The entry under ``key``, or ``None`` (a miss, the cache off or refused, or an entry
     that does not decode to the expected fields: deleted with a ``CacheWarning``)."""
-    cache = _cache()
-    art = cache.load(key) if cache is not None else None
-    if art is None:
-        return None
-    try:
-        if art.format != FORMAT:
-            raise ValueError(f"format {art.format!r}")
-        d = pickle.loads(art.data)
-        known = Known(d["module"], d["function"], d["out_tree"], tuple(d["writes"]))
-        if not (type(known.module) is str and type(known.function) is str
-                and all(type(w) is int for w in known.writes)):
-            raise ValueError("field types")
-        hash(known.out_tree)  # a tree is hashable (accy.frontend.tree)
-    except Exception as e:  # noqa: BLE001 - any undecodable payload is a corrupt entry
-        cache.discard(key, f"holds a jit index entry that cannot be decoded ({type(e).__name__})")
-        return None
+    from accy.runtime.artifact_cache import load_decoded
+
+    return load_decoded(key, FORMAT, _decode, "a jit index entry")
+
+
+def _decode(data: bytes) -> Known:
+    """The :class:`Known` in a payload (any exception: not one)."""
+    d = pickle.loads(data)
+    known = Known(d["module"], d["function"], d["out_tree"], tuple(d["writes"]))
+    if not (type(known.module) is str and type(known.function) is str
+            and all(type(w) is int for w in known.writes)):
+        raise ValueError("field types")
+    hash(known.out_tree)  # a tree is hashable (accy.frontend.tree)
     return known
 
 
 def store(key: str, known: Known) -> None:
     """Write ``known`` under ``key`` (no-op when the cache is off or it cannot be
     pickled)."""
-    cache = _cache()
+    from accy.runtime.artifact_cache import enabled_cache
+
+    cache = enabled_cache()
     if cache is None:
         return
     try:

@@ -27,10 +27,17 @@ The convenience constructors (:func:`const`, :func:`binary`, :func:`unary`, :fun
 
 from __future__ import annotations
 
-import numpy as np
-
 from accy.errors import VerifyError
 from accy.hashing import sha256
+from accy.kernel.dtypes import (  # re-exported: the tables live apart (cheap to import)
+    _BYTES,
+    DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    NUMPY_DTYPES,
+    UNSIGNED_DTYPES,
+    dtype_bytes,
+)
 from accy.records import record
 
 __all__ = [
@@ -79,13 +86,6 @@ __all__ = [
     "unary",
 ]
 
-DTYPES = ("f32", "f64", "i32", "i64", "u32", "bool", "i8", "i16", "u8", "u16", "u64")
-FLOAT_DTYPES = frozenset({"f32", "f64"})
-UNSIGNED_DTYPES = frozenset({"u8", "u16", "u32", "u64"})
-INT_DTYPES = frozenset({"i8", "i16", "i32", "i64"}) | UNSIGNED_DTYPES
-_BYTES = {"f32": 4, "f64": 8, "i32": 4, "i64": 8, "u32": 4, "bool": 1, "i8": 1, "i16": 2,
-          "u8": 1, "u16": 2, "u64": 8}
-
 UNARY_OPS = frozenset(
     {
         "neg",
@@ -129,26 +129,6 @@ BINARY_OPS = (
 ATOMIC_OPS = frozenset({"add", "min", "max", "xchg", "or", "and"})
 THREAD_ID_KINDS = frozenset({"global", "local", "group", "num_groups"})
 ACCESS_MODES = frozenset({"read", "write", "readwrite"})
-
-
-#: kernel dtype → numpy scalar type of one buffer element (bool: one byte, 0 or 1).
-NUMPY_DTYPES: dict[str, type] = {
-    "f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
-    "u32": np.uint32, "bool": np.bool_, "i8": np.int8, "i16": np.int16, "u8": np.uint8,
-    "u16": np.uint16, "u64": np.uint64,
-}
-
-
-def dtype_bytes(dtype: str) -> int:
-    """Return the size in bytes of one buffer element of ``dtype`` (bool → 1).
-
-    Raises:
-        VerifyError: ``dtype`` is not one of :data:`DTYPES`.
-    """
-    try:
-        return _BYTES[dtype]
-    except KeyError:
-        raise VerifyError(f"unknown dtype {dtype!r}; known: {', '.join(DTYPES)}") from None
 
 
 # ---------------------------------------------------------------------------------- expressions

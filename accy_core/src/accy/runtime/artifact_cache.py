@@ -35,6 +35,7 @@ import os
 import struct
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from accy.backend import Artifact
@@ -46,7 +47,7 @@ if TYPE_CHECKING:  # paths are strings inside; the public ones become a Path whe
     from pathlib import Path  # so a warm start imports no pathlib
 
 __all__ = ["ENTRY_SUFFIX", "FORMAT_VERSION", "MAGIC", "MATERIALISED_SUFFIXES", "ArtifactCache",
-           "CacheUsage", "default_cache_directory"]
+           "CacheUsage", "default_cache_directory", "enabled_cache", "load_decoded"]
 
 MAGIC = b"ACCYART\0"
 FORMAT_VERSION = 1
@@ -87,6 +88,32 @@ def default_cache_directory() -> Path | None:
     if config.disk_cache_disabled():
         return None
     return config.artifact_cache_dir()
+
+
+def enabled_cache() -> ArtifactCache | None:
+    """The default :class:`ArtifactCache`, or ``None`` when the disk cache is disabled."""
+    cache = ArtifactCache()
+    return cache if cache.enabled else None
+
+
+def load_decoded(key: str, fmt: str, decode: Callable[[bytes], Any], what: str) -> Any | None:
+    """``decode(payload)`` of the default cache's entry under ``key``, which must be of
+    format ``fmt``; ``None`` on a miss or when the cache is off or refused.
+
+    An entry of another format, or whose payload ``decode`` rejects with any exception, is
+    corrupt: it is deleted with one ``CacheWarning`` saying that it "holds ``what`` that
+    cannot be decoded", and ``None`` is returned (the caller rebuilds it)."""
+    cache = enabled_cache()
+    art = cache.load(key) if cache is not None else None
+    if art is None:
+        return None
+    try:
+        if art.format != fmt:
+            raise ValueError(f"format {art.format!r}")
+        return decode(art.data)
+    except Exception as e:  # noqa: BLE001 - any undecodable payload is a corrupt entry
+        cache.discard(key, f"holds {what} that cannot be decoded ({type(e).__name__})")
+        return None
 
 
 def _default_directory_str() -> str | None:

@@ -32,10 +32,9 @@ def artifact_key(backend_name: str, device_fingerprint: str, kernel_fingerprint:
 
 
 def _disk_cache():
-    from accy.runtime.artifact_cache import ArtifactCache
+    from accy.runtime.artifact_cache import enabled_cache
 
-    cache = ArtifactCache()
-    return cache if cache.enabled else None
+    return enabled_cache()
 
 
 def compile_kernel(backend: Any, kernel: Any, stats: dict[str, int] | None = None) -> Any:
@@ -71,8 +70,8 @@ def program_key(backend_name: str, device_fingerprint: str, kernels: dict[str, A
     (and whether the backend's loop driver is in it); ``fingerprints`` may give some of
     them (a stored graph's ``fingerprints``)."""
     known = fingerprints or {}
-    parts = "\n".join(f"{n} {known.get(n) or k.fingerprint()}"
-                       for n, k in sorted(kernels.items()))
+    # names first: a cached graph's kernels are only read for a fingerprint it lacks
+    parts = "\n".join(f"{n} {known.get(n) or kernels[n].fingerprint()}" for n in sorted(kernels))
     if loops:
         parts += "\nloop-driver"
     return artifact_key(backend_name, device_fingerprint,
@@ -198,6 +197,21 @@ def _executable(be: Any, graph: Any, final: Any, stats: dict[str, int], stages: 
         raise
 
 
+def _rebuild_kernels(graph: Any, stages: Any, fn_name: str) -> None:
+    """A cached graph whose kernel IR turns out not to decode gets it from the stages."""
+    kernels = graph.kernels
+    if not hasattr(kernels, "rebuild"):
+        return
+
+    def rebuild() -> dict[str, Any]:
+        from accy.runtime.graph import graph_from_function
+
+        final = stages(snapshots=False)[-1].module
+        return graph_from_function(final, final.function(fn_name)).kernels
+
+    kernels.rebuild = rebuild
+
+
 def _stages_of(be: Any, backend: str, get_module: Any, launch: Any, tuning: bool,
                verify_each: bool) -> Any:
     """``stages(snapshots=True)``: run the six stages on ``get_module()`` for live backend
@@ -243,6 +257,7 @@ def compile_known(module_fingerprint: str, function: str, backend: str,
     if graph is None:
         return None
     stages = _stages_of(be, backend, get_module, None, True, False)
+    _rebuild_kernels(graph, stages, function)
     exe = _executable(be, graph, None, {"pipeline_hits": 1}, stages, function)
     with _LOCK:
         return _MEMORY.setdefault(key, exe)
@@ -307,6 +322,7 @@ def compile(module: Module, backend: str = "cpu", *, function: str | None = None
     final = None
     if graph is not None:
         stats["pipeline_hits"] = 1
+        _rebuild_kernels(graph, stages, fn_name)
     else:
         warm_up = getattr(be, "prepare_compile", None)
         if warm_up is not None:

@@ -78,7 +78,6 @@ class Executable:
         self._stages = list(stages) if stages is not None else None
         self._restage = restage
         self.cache_stats = cache_stats or {}
-        self.kernels = dict(graph.kernels)
         self.param_types = list(graph.param_types)
         self.result_types = list(graph.result_types)
         features = backend.capabilities().features
@@ -117,6 +116,11 @@ class Executable:
             stages = self.stages
             self._module = stages[-1].module if stages else None
         return self._module
+
+    @property
+    def kernels(self) -> Any:
+        """Kernel name → kernel IR (the graph's; a cached graph's is read on first use)."""
+        return self.graph.kernels
 
     @property
     def kernel_count(self) -> int:

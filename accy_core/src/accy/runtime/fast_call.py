@@ -30,7 +30,7 @@ import numpy as np
 
 from accy.backend import Geometry
 
-__all__ = ["FastCall", "build_fast_call", "no_fast_call"]
+__all__ = ["FastCall", "build_fast_call", "call_source", "compiled_source", "no_fast_call"]
 
 _ndarray = np.ndarray
 _empty = np.empty
@@ -77,26 +77,28 @@ class FastCall:
     """A prepared call: ``plan(args)`` returns the results, or ``None`` when ``args`` do
     not match the parameters exactly (the caller then takes the ordinary path).
 
-    ``call`` is the same function generated for this plan (:func:`_specialise`): every
+    ``call`` is the same function generated for this plan (:func:`call_source`): every
     parameter, output and launch unrolled, their dtypes, shapes, pointer arrays and launch
     callables bound as globals — no loop, tuple unpacking or list per call (~1 us of the
-    ~4 us a 256-element call costs)."""
+    ~4 us a 256-element call costs). ``code`` is the compiled code of that source as
+    :func:`compiled_source` stored it (Python version, source, ``marshal`` bytes): used when
+    its source is exactly this plan's, so a warm process compiles nothing."""
 
     def __init__(self, params: list[tuple[np.dtype, tuple[int, ...]]],
                  outputs: list[tuple[np.dtype, tuple[int, ...]]],
                  launches: list[tuple[Any, Any, list[tuple[int, int]]]],
-                 results: list[tuple[str, Any]], lock: Any) -> None:
+                 results: list[tuple[str, Any]], lock: Any, code: tuple = ()) -> None:
         # (dtype, shape, C-contiguous strides) per parameter: comparing strides is cheaper
         # than reading ``flags`` (both refuse a transposed or sliced view)
         self.params = [(d, s, _strides(d, s)) for d, s in params]
         self.outputs = outputs
         self.launches = launches
         self.results = results
-        self.plain = [k for k, _ in results] == ["out"] * len(results)
+        self.plain = _plain(results)
         self.count = len(params)
         self.lock = lock
         self.dead = False  # set (under ``lock``) when the executable is closed
-        self.call = _specialise(self)
+        self.call = _specialise(self, code)
 
     def kill(self) -> None:
         """Refuse every later call (the executable's buffers are about to be freed); the
@@ -111,51 +113,86 @@ class FastCall:
         return tuple(_result(kind, ref, args, outs) for kind, ref in self.results)
 
 
-def _specialise(plan: FastCall) -> Any:
-    """Generate ``call(args)`` for ``plan``: the generic loop of checks, addresses, output
-    allocations and launches written out for this plan's parameters and launches."""
-    env: dict[str, Any] = {"_ndarray": _ndarray, "_empty": _empty, "_addressof": _addressof,
-                           "_from_buffer": _from_buffer, "_address": _address,
-                           "_finish": plan.finish, "_plan": plan}
-    lines = ["def call(args):", f"    if len(args) != {plan.count}:", "        return None"]
-    if plan.count:
-        names = ", ".join(f"a{i}" for i in range(plan.count))
+def _plain(results: list[tuple[str, Any]]) -> bool:
+    return [k for k, _ in results] == ["out"] * len(results)
+
+
+def call_source(count: int, n_outputs: int, binds: list[list[tuple[int, int]]],
+                plain: bool) -> str:
+    """The source of ``call(args)`` for a plan of ``count`` parameters, ``n_outputs`` fresh
+    outputs and launches binding ``binds[k]`` (pointer position, source: parameters, then
+    outputs): the generic loop of checks, addresses, output allocations and launches
+    written out. Its globals are bound by :func:`_specialise`."""
+    lines = ["def call(args):", f"    if len(args) != {count}:", "        return None"]
+    if count:
+        names = ", ".join(f"a{i}" for i in range(count))
         lines.append(f"    {names}, = args")
-    for i, (dtype, shape, strides) in enumerate(plan.params):
-        env[f"d{i}"], env[f"s{i}"], env[f"t{i}"] = dtype, shape, strides
+    for i in range(count):
         # builtin dtypes are singletons: the identity test spares most calls the comparison
         lines += [f"    if (type(a{i}) is not _ndarray or a{i}.dtype is not d{i} and a{i}.dtype"
                   f" != d{i} or a{i}.shape != s{i} or a{i}.strides != t{i}):",
                   "        return None"]
-    env["_id"], env["_void_at"], env["OFF"] = id, _void_at, _OFFSET
-    for i in range(plan.count):  # after every check: nothing is taken from a refused call
+    for i in range(count):  # after every check: nothing is taken from a refused call
         if _OFFSET is not None:  # the ndarray's own data pointer (exact ndarrays only)
             lines.append(f"    p{i} = _void_at(_id(a{i}) + OFF).value")
         else:
             lines += ["    try:", f"        p{i} = _addressof(_from_buffer(a{i}))",
                       "    except (TypeError, ValueError, BufferError):",
                       f"        p{i} = _address(a{i})"]
-    for j, (dtype, shape) in enumerate(plan.outputs):
-        env[f"od{j}"], env[f"os{j}"] = dtype, shape
+    for j in range(n_outputs):
         lines.append(f"    o{j} = _empty(os{j}, od{j})")
         lines.append(f"    q{j} = _void_at(_id(o{j}) + OFF).value" if _OFFSET is not None
                      else f"    q{j} = _addressof(_from_buffer(o{j}))")
-    sources = [f"p{i}" for i in range(plan.count)] + [f"q{j}" for j in range(len(plan.outputs))]
+    sources = [f"p{i}" for i in range(count)] + [f"q{j}" for j in range(n_outputs)]
     # a contended lock sends the call to the ordinary path, which waits for it
-    env["_acquire"], env["_release"] = plan.lock.acquire, plan.lock.release
     lines += ["    if not _acquire(False):", "        return None", "    try:",
               "        if _plan.dead:", "            return None"]
-    for k, (pointers, run, binds) in enumerate(plan.launches):
-        env[f"P{k}"], env[f"R{k}"] = pointers, run
-        lines += [f"        P{k}[{position}] = {sources[source]}" for position, source in binds]
+    for k, launch_binds in enumerate(binds):
+        lines += [f"        P{k}[{position}] = {sources[source]}"
+                  for position, source in launch_binds]
         lines.append(f"        R{k}()")
     lines += ["    finally:", "        _release()"]
-    outs = "".join(f"o{j}, " for j in range(len(plan.outputs)))
-    if plan.plain:
-        lines.append(f"    return ({outs})")
-    else:
-        lines.append(f"    return _finish(args, [{outs}])")
-    exec(compile("\n".join(lines), "<accy fast call>", "exec"), env)  # noqa: S102 (our code)
+    outs = "".join(f"o{j}, " for j in range(n_outputs))
+    lines.append(f"    return ({outs})" if plain else f"    return _finish(args, [{outs}])")
+    return "\n".join(lines)
+
+
+_CODE: dict[str, Any] = {}  # source -> code object, in this process (a few hundred at most)
+
+
+def _code(source: str, stored: tuple) -> Any:
+    """The code object of ``source``: ``stored``'s when it is for this Python and exactly
+    this source (a cached graph's), else compiled (and remembered)."""
+    code = _CODE.get(source)
+    if code is None:
+        if len(stored) == 3 and stored[0] == sys.version and stored[1] == source:
+            import marshal
+
+            code = marshal.loads(stored[2])
+        else:
+            code = compile(source, "<accy fast call>", "exec")
+        if len(_CODE) < 512:
+            _CODE[source] = code
+    return code
+
+
+def _specialise(plan: FastCall, stored: tuple = ()) -> Any:
+    """``call(args)`` for ``plan``: :func:`call_source`'s code with this plan's dtypes,
+    shapes, pointer arrays and launch callables as its globals."""
+    env: dict[str, Any] = {"_ndarray": _ndarray, "_empty": _empty, "_addressof": _addressof,
+                           "_from_buffer": _from_buffer, "_address": _address,
+                           "_finish": plan.finish, "_plan": plan, "_id": id,
+                           "_void_at": _void_at, "OFF": _OFFSET,
+                           "_acquire": plan.lock.acquire, "_release": plan.lock.release}
+    for i, (dtype, shape, strides) in enumerate(plan.params):
+        env[f"d{i}"], env[f"s{i}"], env[f"t{i}"] = dtype, shape, strides
+    for j, (dtype, shape) in enumerate(plan.outputs):
+        env[f"od{j}"], env[f"os{j}"] = dtype, shape
+    for k, (pointers, run, _) in enumerate(plan.launches):
+        env[f"P{k}"], env[f"R{k}"] = pointers, run
+    source = call_source(plan.count, len(plan.outputs), [b for _, _, b in plan.launches],
+                         plan.plain)
+    exec(_code(source, stored), env)  # noqa: S102 (our code)
     return env["call"]
 
 
@@ -174,18 +211,17 @@ def _result(kind: str, ref: Any, args: Sequence[np.ndarray], outs: list[np.ndarr
     return ref.copy()  # a constant
 
 
-def build_fast_call(exe: Any) -> FastCall | None:
-    """The :class:`FastCall` of executable ``exe``, or ``None`` when it has none (see the
-    module docstring). Loaded kernels and persistent buffers (constants, the default
-    workspace's temporaries) are bound now: rebuild after ``exe.close()``."""
-    g, be = exe.graph, exe.backend
-    if not exe._host or not hasattr(be, "bind_launch") or g.loops or g.checks or g.zero_results:
+def _layout(g: Any) -> tuple | None:
+    """What a plan of launch graph ``g`` binds, from the graph alone: (outputs, results,
+    launches), each launch ``(launch, binds, fixed)`` with ``binds`` (position, parameter
+    or output index) and ``fixed`` (position, slot of a temporary or constant); ``None``
+    when the graph has no plan (see the module docstring)."""
+    if g.loops or g.checks or g.zero_results:
         return None
     written = g.written_slots
     if any(s in written for s in g.param_slots):
         return None
-    types = [*g.param_types, *g.result_types]
-    if any(0 in t.shape for t in types):
+    if any(0 in t.shape for t in (*g.param_types, *g.result_types)):
         return None
     live: dict[int, int] = {s: i for i, s in enumerate(g.param_slots)}
     outputs: list[tuple[np.dtype, tuple[int, ...]]] = []
@@ -202,23 +238,57 @@ def build_fast_call(exe: Any) -> FastCall | None:
             results.append(("param", g.param_slots.index(slot)))
         else:
             results.append(("const", g.constants[slot].reshape(t.shape)))
-    launches, held = [], []
+    launches = []
     for ln in g.launches:
         if ln.groups <= 0:
             continue
-        pointers, run = be.bind_launch(exe._kernel(ln.kernel),
-                                       Geometry(ln.groups, ln.workgroup_size), list(ln.scalars))
-        binds = []
+        binds, fixed = [], []
         for position, slot in enumerate(ln.slots):
             if slot in live:
                 binds.append((position, live[slot]))
-            else:  # a temporary or constant: its persistent buffer, bound once
-                buf = exe.buffer(slot, {})
-                pointers[position] = buf.ctypes.data
-                held.append(buf)
+            else:
+                fixed.append((position, slot))
+        launches.append((ln, binds, fixed))
+    return outputs, results, launches
+
+
+def compiled_source(g: Any) -> tuple:
+    """The code of launch graph ``g``'s small-call function, to store with the graph
+    (:attr:`~accy.runtime.graph.LaunchGraph.fast_code`): (``sys.version``, source,
+    ``marshal`` bytes), or ``()`` when it has no fast path."""
+    layout = _layout(g)
+    if layout is None:
+        return ()
+    import marshal
+
+    outputs, results, launches = layout
+    source = call_source(len(g.param_slots), len(outputs), [b for _, b, _ in launches],
+                         _plain(results))
+    return sys.version, source, marshal.dumps(compile(source, "<accy fast call>", "exec"))
+
+
+def build_fast_call(exe: Any) -> FastCall | None:
+    """The :class:`FastCall` of executable ``exe``, or ``None`` when it has none (see the
+    module docstring). Loaded kernels and persistent buffers (constants, the default
+    workspace's temporaries) are bound now: rebuild after ``exe.close()``."""
+    g, be = exe.graph, exe.backend
+    if not exe._host or not hasattr(be, "bind_launch"):
+        return None
+    layout = _layout(g)
+    if layout is None:
+        return None
+    outputs, results, planned = layout
+    launches, held = [], []
+    for ln, binds, fixed in planned:
+        pointers, run = be.bind_launch(exe._kernel(ln.kernel),
+                                       Geometry(ln.groups, ln.workgroup_size), list(ln.scalars))
+        for position, slot in fixed:  # a temporary or constant: its persistent buffer
+            buf = exe.buffer(slot, {})
+            pointers[position] = buf.ctypes.data
+            held.append(buf)
         launches.append((pointers, run, binds))
     plan = FastCall([(np.dtype(t.dtype.numpy), tuple(t.shape)) for t in g.param_types],
-                    outputs, launches, results, exe._lock)
+                    outputs, launches, results, exe._lock, getattr(g, "fast_code", ()))
     # the buffers its pointer arrays hold the addresses of: a plan kept after its executable
     # was collected (whose finalizer frees them) still points into live memory, and its
     # launches raise LaunchError (the executable's kernels were destroyed)

@@ -63,7 +63,8 @@ class LaunchGraph:
         result_types: tensor type of each result.
         constants: slot → host array written once when the graph is loaded.
         launches: kernel launches in execution order.
-        kernels: kernel name → kernel IR.
+        kernels: kernel name → kernel IR (a graph from the pipeline cache: a
+            :class:`~accy.runtime.pipeline_cache.LazyKernels`, unpickled when read).
         name: for messages (``@function`` or the family name).
         zero_results: result buffers start zeroed on every backend (kernel families'
             ``Plan.output``: a kernel may accumulate into them); otherwise a result holds
@@ -71,6 +72,14 @@ class LaunchGraph:
         fingerprints: kernel name → ``Kernel.fingerprint()`` of ``kernels``, filled when the
             pipeline cache stores the graph, so a process that loads it finds the program's
             object code without printing its kernels (empty: computed when needed).
+        written_counts: kernel name → how many leading buffers of its launch it writes
+            (its buffers whose access is not ``"read"``), filled with ``fingerprints``, so
+            :attr:`written_slots` of a cached graph needs no kernel IR (missing names: read
+            from ``kernels``).
+        fast_code: the compiled code of the small-call function
+            (:func:`accy.runtime.fast_call.compiled_source`), filled when the pipeline cache
+            stores the graph, so a process that loads it compiles no Python (empty: compiled
+            when needed).
     """
 
     slot_bytes: list[int]
@@ -86,6 +95,8 @@ class LaunchGraph:
     zero_results: bool = False
     loops: list[LoopNode] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)
+    written_counts: dict[str, int] = field(default_factory=dict)
+    fast_code: tuple = ()
 
     @property
     def written_slots(self) -> set[int]:
@@ -93,11 +104,13 @@ class LaunchGraph:
         the copies of their final values included."""
         out: set[int] = set()
         todo: list = [self]
+        counts = self.written_counts
         while todo:
             p = todo.pop()
             for ln in p.launches:
-                k = self.kernels[ln.kernel]
-                n_out = sum(1 for b in k.buffers if b.access != "read")
+                n_out = counts.get(ln.kernel)
+                if n_out is None:
+                    n_out = sum(1 for b in self.kernels[ln.kernel].buffers if b.access != "read")
                 out.update(ln.slots[:n_out])
             for node in p.loops:
                 out.update(f.slots[0] for f in node.finals)

@@ -5,7 +5,11 @@ load: no pass runs (:func:`accy.compile` reads the graph here, then the program'
 from the artifact cache). Entries live in the artifact cache directory
 (:class:`~accy.runtime.artifact_cache.ArtifactCache`: 0700 directory, 0600 files written
 atomically, sha256-checked, LRU size cap), as artifacts of format ``"launch-graph"`` whose
-payload is the pickled :class:`~accy.runtime.graph.LaunchGraph`.
+payload is the pickled :class:`~accy.runtime.graph.LaunchGraph` with its kernel IR pickled
+apart: a warm call needs only the kernels' names, fingerprints and written-buffer counts
+(stored in the graph) and the program's object code, so the kernel IR is unpickled, as a
+:class:`LazyKernels` table, only when something reads it (profiling, tuning, another
+backend, ``exe.kernels``) and a warm process imports no kernel IR module.
 
 The key covers the module fingerprint, the function, the backend, its device fingerprint and
 target profile (the limits the passes obey), a host backend's thread count (plans size their
@@ -26,14 +30,15 @@ import dataclasses
 import os
 import pickle
 import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from accy.backend import Artifact
 from accy.hashing import sha256
 
-__all__ = ["FORMAT", "load_graph", "package_spec", "pipeline_key", "source_fingerprint",
-           "stable_repr", "store_graph"]
+__all__ = ["FORMAT", "LazyKernels", "load_graph", "package_spec", "pipeline_key",
+           "source_fingerprint", "stable_repr", "store_graph"]
 
 FORMAT = "launch-graph"
 
@@ -199,42 +204,135 @@ def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: 
     return sha256(text.encode()).hexdigest()
 
 
-def _cache() -> Any:
-    from accy.runtime.artifact_cache import ArtifactCache
+class LazyKernels(Mapping):
+    """Kernel name → kernel IR of a launch graph read from the pipeline cache: the names
+    are known at once, the kernels are unpickled (once, under a lock) when one is read.
 
-    cache = ArtifactCache()
-    return cache if cache.enabled else None
+    Args:
+        names: the kernel names, in the graph's order.
+        blob: the pickled ``dict`` of name → :class:`~accy.kernel.Kernel`.
+        key: the pipeline-cache key of the entry it came from.
+
+    Attributes:
+        rebuild: ``None`` or a callable returning the table afresh (name → kernel), used
+            when ``blob`` does not decode to those names (then the entry is deleted with one
+            ``CacheWarning``); the compiler sets it to a rerun of the stages.
+
+    Raises:
+        InternalError: on reading a kernel, when ``blob`` does not decode and there is no
+            ``rebuild`` (the entry was checksummed: a bug, please report).
+    """
+
+    __slots__ = ("_blob", "_key", "_kernels", "_lock", "_names", "rebuild")
+
+    def __init__(self, names: tuple[str, ...], blob: bytes, key: str) -> None:
+        self._names = names
+        self._blob = blob
+        self._key = key
+        self._kernels: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+        self.rebuild: Callable[[], dict[str, Any]] | None = None
+
+    def _table(self) -> dict[str, Any]:
+        table = self._kernels
+        if table is None:
+            with self._lock:
+                table = self._kernels
+                if table is None:
+                    table = self._kernels = self._decode()
+                    self._blob = b""
+        return table
+
+    def _decode(self) -> dict[str, Any]:
+        try:
+            table = pickle.loads(self._blob)
+            if type(table) is not dict or tuple(table) != self._names:
+                raise ValueError("kernel names")
+            return table
+        except Exception as e:  # noqa: BLE001 - any undecodable payload is a corrupt entry
+            from accy.runtime.artifact_cache import enabled_cache
+
+            cache = enabled_cache()
+            if cache is not None:
+                cache.discard(self._key, "holds kernel IR that cannot be decoded "
+                              f"({type(e).__name__})")
+            if self.rebuild is None:
+                from accy.errors import InternalError
+
+                raise InternalError("the kernel IR of a cached launch graph cannot be "
+                                    "decoded (its entry was deleted); please report") from e
+            table = dict(self.rebuild())
+            if tuple(table) != self._names:
+                from accy.errors import InternalError
+
+                raise InternalError("the stages run again made other kernels than the "
+                                    "cached launch graph names; please report") from e
+            return table
+
+    def __getitem__(self, name: str) -> Any:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __reduce__(self) -> tuple:
+        return dict, (dict(self._table()),)
+
+    def __repr__(self) -> str:
+        state = "loaded" if self._kernels is not None else "not loaded"
+        return f"LazyKernels({list(self._names)!r}, {state})"
+
+
+def _decode_graph(key: str) -> Callable[[bytes], Any]:
+    def decode(data: bytes) -> Any:
+        graph, names, blob = pickle.loads(data)
+        if type(names) is not tuple or type(blob) is not bytes:
+            raise ValueError("kernel table")
+        graph.kernels = LazyKernels(names, blob, key)
+        return graph
+
+    return decode
 
 
 def load_graph(key: str) -> Any | None:
-    """The launch graph stored under ``key``, or ``None`` (miss, cache disabled or refused,
-    or an entry that cannot be decoded: deleted with a ``CacheWarning``)."""
-    cache = _cache()
-    art = cache.load(key) if cache is not None else None
-    if art is None:
-        return None
-    try:
-        if art.format != FORMAT:
-            raise ValueError(f"format {art.format!r}")
-        return pickle.loads(art.data)
-    except Exception as e:  # noqa: BLE001 - any undecodable payload is a corrupt entry
-        cache.discard(key, f"holds a launch graph that cannot be decoded ({type(e).__name__})")
-        return None
+    """The launch graph stored under ``key`` (its ``kernels`` a :class:`LazyKernels`), or
+    ``None`` (miss, cache disabled or refused, or an entry that cannot be decoded: deleted
+    with a ``CacheWarning``)."""
+    from accy.runtime.artifact_cache import load_decoded
+
+    return load_decoded(key, FORMAT, _decode_graph(key), "a launch graph")
 
 
 def store_graph(key: str, graph: Any) -> None:
     """Store ``graph`` under ``key`` (no-op when the cache is disabled or the graph cannot
-    be pickled)."""
-    cache = _cache()
+    be pickled); fills its ``fingerprints``, ``written_counts`` and ``fast_code``."""
+    from accy.runtime.artifact_cache import enabled_cache
+
+    cache = enabled_cache()
     if cache is None:
         return
-    kernels = getattr(graph, "kernels", None)
-    if isinstance(kernels, dict) and hasattr(graph, "fingerprints"):
-        # the loading process then need not print the kernels to find their object code
-        graph.fingerprints = {n: k.fingerprint() for n, k in kernels.items()}
+    kernels = dict(graph.kernels)
+    # the loading process then need not print the kernels to find their object code, nor
+    # read them to know which slots a launch writes
+    graph.fingerprints = {n: k.fingerprint() for n, k in kernels.items()}
+    graph.written_counts = {n: sum(1 for b in k.buffers if b.access != "read")
+                            for n, k in kernels.items()}
+    from accy.runtime.fast_call import compiled_source
+
+    graph.fast_code = compiled_source(graph)  # and compile no Python for its small calls
     try:
-        data = pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(kernels, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps((dataclasses.replace(graph, kernels={}), tuple(kernels), blob),
+                            protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
+    from accy.backend import Artifact
+
     cache.store(key, Artifact(backend="pipeline", kernel_name=getattr(graph, "name", "graph"),
                               format=FORMAT, data=data, entry="", metadata={}))
