@@ -136,10 +136,11 @@ def spmv(A: Any, x: Any, format: str | None = None, *, backend: Any = "cpu",
             columns or entries.
         InputError: shape mismatch, unknown format or option.
 
-    Passes over memory: CSR and COO 1 plus the structure check (row pointers and column
-    indices, 8 of the 16 bytes an entry; vectorized, in the same native call for a prepared
-    CSR matrix; minimum 1); ELL/SELL 2 (a checksum of the CSR arrays to find the cached
-    layout, then the padded layout; minimum 1: :func:`prepare_spmv`).
+    Passes over memory: CSR on the CPU 1 (the structure check fused into the product, block
+    by block, from data then in L1; minimum 1); CSR elsewhere and COO 1 plus the structure
+    check (row pointers and column indices, 8 of the 16 bytes an entry, on the host);
+    ELL/SELL 2 (a checksum of the CSR arrays to find the cached layout, then the padded
+    layout; minimum 1: :func:`prepare_spmv`).
 
     Repeated calls with the same CSR matrix (int32 indices, values of ``x``'s dtype) on the
     CPU reuse a launch prepared for that matrix, which reads its arrays in place (so

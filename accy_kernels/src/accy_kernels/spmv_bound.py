@@ -88,17 +88,19 @@ def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: lis
 
 def bind_csr(be: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
              workgroup_size: int = 64) -> Callable[[np.ndarray], np.ndarray]:
-    """The whole-rows CSR kernel (``spmv_csr_scalar``'s order) over well-formed CSR arrays
-    (int32, int32, float32/float64, C-contiguous; checked by the caller)."""
+    """The CPU rows kernel (``spmv_csr_scalar``'s order, unchecked:
+    :mod:`accy_kernels.spmv_csr_rows`) over well-formed CSR arrays (int32, int32,
+    float32/float64, C-contiguous; checked by the caller). ``workgroup_size``: unused (the
+    rows kernel's work-groups are of one work-item), kept for callers."""
     from accy.families.runner import _load
 
-    from accy_kernels.spmv_csr_scalar import csr_scalar_kernel
+    from accy_kernels.spmv_csr_rows import csr_rows_kernel, rows_groups, rows_scalars, sampled_slots
 
     n_rows, dtype = indptr.size - 1, data.dtype
-    loaded = _load(be, csr_scalar_kernel(_FLOATS[dtype], workgroup_size, windowed=False))
-    return _bind(be, loaded, groups_for(n_rows, workgroup_size), workgroup_size,
-                 [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)], [indptr, indices, data],
-                 n_rows, dtype, int(indptr[-1]) if n_rows else 0)
+    loaded = _load(be, csr_rows_kernel(_FLOATS[dtype], sampled_slots(indptr), checked=False))
+    return _bind(be, loaded, rows_groups(n_rows), 1,
+                 rows_scalars(n_rows, 0, min(indices.size, data.size)),  # n_cols: unread
+                 [indptr, indices, data], n_rows, dtype, int(indptr[-1]) if n_rows else 0)
 
 
 def bind_sell(be: Any, layout: tuple, n_rows: int, c: int,

@@ -13,11 +13,11 @@ and raises :class:`accy.errors.InputError` naming the first bad position otherwi
 
 :func:`check_kernel` does it on the device in one pass: work-item ``t`` reduces tile ``t``
 (``TILE`` row pointers and ``TILE`` entries) to a maximum and a minimum that LLVM
-vectorizes, and stores ``t`` into ``err`` if the tile is bad. The prepared product of
-:mod:`accy_kernels.spmv_fast` runs it before the product in the same native call, every
-call, so an in-place edit is checked too (about a tenth of the product's time: 4 bytes per
-entry, vectorized). :func:`check_host` finds and names the position (numpy; the ordinary
-path, and the prepared one once the kernel flagged a tile).
+vectorizes, and stores ``t`` into ``err`` if the tile is bad (a device kernel; on the CPU
+the prepared product of :mod:`accy_kernels.spmv_fast` runs the same reductions inside its
+rows kernel, block by block: :mod:`accy_kernels.spmv_csr_rows`, so an in-place edit is
+checked every call without a pass of its own). :func:`check_host` finds and names the
+position (numpy; the ordinary path, and the prepared one once the kernel flagged a tile).
 """
 
 from __future__ import annotations

@@ -4,26 +4,27 @@ A small matrix's product takes a microsecond or two; the ordinary call spent 0.3
 Python (argument checks, the tuning-cache lookup, the launch plan and its executable, kernel
 fingerprints, argument packing). Iterative solvers call ``spmv`` with the same matrix many
 times, so what depends only on the matrix is prepared once here: the loaded
-``spmv.csr_scalar`` kernel in its whole-rows form (``csr_scalar_kernel(windowed=False)``:
-the same sums in the same order, without the loop-budget window) and the structure check
-of :mod:`accy_kernels.spmv_csr_check`, bound with the addresses of ``A``'s ``indptr``,
-``indices`` and ``data``. A call then only checks ``x``, allocates ``y`` and makes one
-native call (:func:`accy_backend_cpu.native_call.bind_native_call`: the check, then the
-product, no ctypes; the GIL is released around kernels of ``RELEASE_ENTRIES`` stored
-entries or more). Matrices of ``SPLIT_ENTRIES`` entries or more (split over the pool's
-threads), and interpreters without native calls, use the backend's ``bind_launch`` for both
-kernels instead, one thread at a time per matrix (another thread takes the ordinary path).
+``spmv.csr_scalar`` CPU rows kernel (:mod:`accy_kernels.spmv_csr_rows`: the same sums in
+the same order as every other CSR path, its straight-line width chosen from the matrix's
+row lengths, the structure check of :mod:`accy_kernels.spmv_csr_check` fused in, block by
+block), bound with the addresses of ``A``'s ``indptr``, ``indices`` and ``data``. A call
+then only checks ``x``, allocates ``y`` and makes one native call
+(:func:`accy_backend_cpu.native_call.bind_native_call`: no ctypes; the GIL is released
+around kernels of ``RELEASE_ENTRIES`` stored entries or more). Matrices of
+``SPLIT_ENTRIES`` entries or more (split over the pool's threads), and interpreters without
+native calls, use the backend's ``bind_launch`` instead, one thread at a time per matrix
+(another thread takes the ordinary path).
 
 The rule that keeps this from ever using stale data: **the prepared launch reads the
 matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
 ``A`` is a scipy CSR matrix whose ``indptr`` and ``indices`` are C-contiguous int32 and
 whose ``data`` is C-contiguous of ``x``'s dtype (float32 or float64), and every call checks
-that ``A`` is the same object holding the very same array objects and shape
-(``A.indptr is ...``). An in-place edit of the values or the structure (``A.data *= 2``) is
-therefore read by the next call as it is, and a replaced array (``A.data = ...``,
-``A.sort_indices()`` on a copy, ``A.astype``) or a shape change falls back to the ordinary
-path, which prepares the matrix again. No checksum is needed, since no derived copy
-exists. Every call checks the structure in the kernel before the product (row pointers
+that ``A`` is the same object holding the very same array objects and shape (``A.indptr is
+...``). An in-place edit of the values or the structure (``A.data *= 2``) is therefore read
+by the next call as it is, and a replaced array (``A.data = ...``, ``A.sort_indices()`` on a
+copy, ``A.astype``) or a shape change falls back to the ordinary path, which prepares the
+matrix again. No checksum is needed, since no derived copy exists. Every call checks the
+structure in the kernel before the product of each block of rows (row pointers
 non-decreasing within the stored entries, columns within ``x``), so an in-place edit that
 breaks it raises :class:`~accy.errors.InputError` naming the position, never reads outside
 the arrays. (Editing ``A``'s arrays from another thread *during* a call is a data race, as
@@ -120,18 +121,21 @@ class _Prepared:
     """One matrix's bound launches (see the module docstring)."""
 
     __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "n_rows", "pointers",
-                 "launch", "check", "err", "call", "lock", "token", "choice", "backend",
-                 "free", "x_shape", "x_strides", "acquire", "release", "check_pointers",
-                 "__weakref__")
+                 "launch", "err", "call", "lock", "token", "choice", "backend",
+                 "free", "x_shape", "x_strides", "acquire", "release", "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
                  key: tuple) -> None:
         from accy.families.runner import _load
         from accy.runtime.fast_call import _address
 
-        from accy_kernels._common import MAX_ELEMS, groups_for
-        from accy_kernels.spmv_csr_check import check_host, check_items, check_kernel
-        from accy_kernels.spmv_csr_scalar import csr_scalar_kernel
+        from accy_kernels.spmv_csr_check import check_host
+        from accy_kernels.spmv_csr_rows import (
+            csr_rows_kernel,
+            rows_groups,
+            rows_scalars,
+            sampled_slots,
+        )
 
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.shape = A.shape
@@ -147,34 +151,25 @@ class _Prepared:
         self.x_strides = (self.dtype.itemsize,) if n_cols > 1 else None
         size = min(A.indices.size, A.data.size)
         check_host(A.indptr, A.indices, n_cols, size)  # as the ordinary path would raise
-        n_rows, wg = self.n_rows, choice[1]
-        rows = _load(be, csr_scalar_kernel(_FLOATS[self.dtype], wg, windowed=False))
-        check = _load(be, check_kernel())
+        n_rows = self.n_rows
+        # the CPU rows kernel, its structure check fused in (checked every call)
+        rows = _load(be, csr_rows_kernel(_FLOATS[self.dtype], sampled_slots(A.indptr)))
         stored = int(A.indptr[-1])
         arrays = [_address(a) if a.size else 0 for a in (A.indptr, A.indices, A.data)]
-        # the whole of every row in one launch (no window): limit = 2**31 - 1
-        row_scalars = [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)]
-        check_scalars = [("i32", n_rows), ("i32", n_cols), ("i32", size)]
-        check_groups = groups_for(check_items(n_rows, stored), check_kernel().workgroup_size)
-        self.call = self.launch = self.check = self.pointers = self.err = None
-        self.check_pointers = None
+        scalars = rows_scalars(n_rows, n_cols, size)
+        self.call = self.launch = self.pointers = self.err = None
         if native_cpu(be) and (n_rows + stored < SPLIT_ENTRIES):
             from accy_backend_cpu.native_call import bind_native_call
 
             self.call = bind_native_call(be, [
-                (check, check_groups, check_scalars, ["err", *arrays[:2]]),
-                (rows, groups_for(n_rows, wg), row_scalars, [("arg", 0), *arrays, ("arg", 1)]),
+                (rows, rows_groups(n_rows), scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
             ], release_gil=stored >= RELEASE_ENTRIES)
         else:
             self.err = np.full(1, -1, np.int32)
-            cptr, self.check = be.bind_launch(check, _geometry(check_groups, 64), check_scalars,
-                                              work=_work(n_rows, stored))
-            cptr[0], cptr[1], cptr[2] = _address(self.err), arrays[0], arrays[1]
             self.pointers, self.launch = be.bind_launch(
-                rows, _geometry(groups_for(n_rows, wg), wg), row_scalars,
-                work=_work(n_rows, stored))
-            self.pointers[1], self.pointers[2], self.pointers[3] = arrays
-            self.check_pointers = cptr
+                rows, _geometry(rows_groups(n_rows), 1), scalars, work=_work(n_rows, stored))
+            self.pointers[0] = _address(self.err)
+            self.pointers[2], self.pointers[3], self.pointers[4] = arrays
         self.ref = weakref.ref(A, _drops.callback(key))
 
     def bad_structure(self) -> None:
@@ -310,20 +305,19 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
 
 
 def _locked_call(e: _Prepared, y: np.ndarray, x: np.ndarray) -> bool:
-    """Run ``e``'s bound launches (check, product) into ``y``; False when another thread
-    holds them (the ordinary path then runs)."""
+    """Run ``e``'s bound launch (the checked product) into ``y``; False when another thread
+    holds it (the ordinary path then runs)."""
     from accy.runtime.fast_call import _address
 
     if not e.acquire(False):
         return False
     try:
         e.err[0] = -1
-        e.check()
+        e.pointers[1] = _address(y) if e.shape[0] else 0
+        e.pointers[5] = _address(x) if e.shape[1] else 0
+        e.launch()
         if e.err[0] != -1:
             e.bad_structure()
-        e.pointers[0] = _address(y) if e.shape[0] else 0
-        e.pointers[4] = _address(x) if e.shape[1] else 0
-        e.launch()
     finally:
         e.release()
     return True

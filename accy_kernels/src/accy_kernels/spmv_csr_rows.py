@@ -1,0 +1,203 @@
+"""``spmv.csr_scalar`` on the CPU: blocks of rows per work-item, short rows without branches,
+the structure check fused in.
+
+The generic whole-rows kernel (:func:`accy_kernels.spmv_csr_scalar.csr_scalar_kernel`, one
+work-item per row) spent most of a small matrix's time outside the products: a separate
+check pass over ``indptr`` and ``indices``, two row-pointer loads per row, and a loop per
+row whose exit mispredicts whenever row lengths vary (a few cycles of work, ~15 of
+mispredict). This kernel, for the CPU backend only, computes the same sums in the same order
+(the order of :mod:`accy_kernels.spmv_csr_scalar`, so the same bits) with:
+
+* **work-item = ``BLOCK`` rows** (``[t * BLOCK, (t + 1) * BLOCK)``): each row's first entry
+  is the previous row's end (one row-pointer load per row);
+* **the check fused in** (``checked=True``): before reading through them, work-item ``t``
+  checks its block's row pointers (every value in ``[0, size]``, non-decreasing) and column
+  indices (in ``[0, n_cols)``) in two loops that LLVM vectorizes, from data that the product
+  then finds in L1, and stores ``t`` into ``err[0]`` (computing nothing) when one is out of
+  range; the rules are those of :mod:`accy_kernels.spmv_csr_check`, checked over the union
+  of the blocks (so the separate pass over the indices is gone);
+* **short rows straight-line** (``1 <= L <= slots``): ``slots`` products of the entries
+  ``first, first + 1, ...`` (those past the row, within the block's entries, read but
+  discarded by a floating-point mask — an ``and`` with a compare, so no branch), added left
+  to right from +0.0; a masked slot adds +0.0, which leaves a sum started at +0.0
+  unchanged (it is never -0.0), so the result is scipy's bit for bit. The compare is made
+  in floating point on purpose: an integer-conditioned select of a double becomes a branch
+  in x86 code generation, which is what this avoids;
+* **other rows** as the generic kernel: fewer than ``SHORT_ROW`` entries left to right, longer
+  ones in ``CHAINS`` = 4 interleaved partial sums then the tail.
+
+``slots`` is chosen per matrix from its row lengths (:func:`choose_slots`). Measured on the
+2-core AMD EPYC (Zen 3, f64, in-cache, one thread): cryg2500 (rows of 3-5) 10.5 -> ~8 us,
+the check pass (1 us) gone; the branch-free rows are bound by instruction throughput
+(~6 instructions a nonzero: index load, value load, multiply by ``x`` from memory, compare,
+mask, add). Sources: Bell & Garland (SC'09) for CSR scalar; the masked fixed-width row is
+the per-row form of SELL-C-σ's padding (Kreutzer et al., SIAM J. Sci. Comput. 2014) without
+a stored layout.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from accy.errors import InputError
+from accy.kernel import E, KernelBuilder, call, where
+
+from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
+
+__all__ = ["BLOCK", "MAX_SLOTS", "SAMPLE_ROWS", "choose_slots", "csr_rows_kernel",
+           "rows_groups", "rows_scalars", "sampled_slots"]
+
+#: rows per work-item
+BLOCK = 32
+#: the most straight-line slots (rows of SHORT_ROW or more entries are summed in chains)
+MAX_SLOTS = SHORT_ROW - 1
+
+
+def rows_groups(n_rows: int) -> int:
+    """Work-groups (of one work-item) of :func:`csr_rows_kernel` for ``n_rows`` rows."""
+    return -(-n_rows // BLOCK)
+
+
+def rows_scalars(n_rows: int, n_cols: int, size: int) -> list[tuple[str, int]]:
+    """The kernel's scalars: rows, columns, stored entries (``min(indices.size,
+    data.size)``)."""
+    return [("i32", n_rows), ("i32", n_cols), ("i32", size)]
+
+
+def choose_slots(indptr: np.ndarray) -> int:
+    """The straight-line width for a matrix's row lengths (``np.diff(indptr)``): the width
+    in ``1..MAX_SLOTS`` of least estimated cost, 0 (no straight-line rows) when most rows
+    are long. Cost model, in the time of one slot (fit to the Zen 3 runs of the module
+    docstring): a straight-line row costs its ``slots`` slots; any other row a mispredicted
+    loop exit (``MISS`` slots) plus one slot an entry, in ``CHAINS`` chains from
+    ``SHORT_ROW`` entries (a quarter of a slot an entry)."""
+    return _choose(np.diff(np.asarray(indptr, dtype=np.int64)))
+
+
+def _choose(lengths: np.ndarray) -> int:
+    if lengths.size == 0:
+        return 0
+    counts = np.bincount(np.clip(lengths, 0, SHORT_ROW), minlength=SHORT_ROW + 1)
+    looped = np.arange(SHORT_ROW + 1, dtype=np.float64) + MISS
+    looped[SHORT_ROW] = MISS  # long rows: the same whatever the width
+    best, best_cost = 0, float(counts @ looped)
+    for s in range(1, MAX_SLOTS + 1):
+        cost = counts[1:s + 1].sum() * s + counts[s + 1:] @ looped[s + 1:] + counts[0] * MISS
+        if cost < best_cost - 1e-9:
+            best, best_cost = s, cost
+    return best
+
+
+#: a mispredicted loop exit, in slots (see choose_slots)
+MISS = 4.0
+#: rows whose lengths :func:`sampled_slots` looks at
+SAMPLE_ROWS = 4096
+
+
+def sampled_slots(indptr: np.ndarray) -> int:
+    """:func:`choose_slots` from at most ``SAMPLE_ROWS`` rows spread evenly over the matrix
+    (a call costs microseconds whatever its size; the width changes only the speed, never
+    the result)."""
+    n = indptr.size - 1
+    if n <= SAMPLE_ROWS:
+        return choose_slots(indptr)
+    rows = np.linspace(0, n - 1, SAMPLE_ROWS).astype(np.int64)
+    return _choose(indptr[rows + 1].astype(np.int64) - indptr[rows])
+
+
+@functools.cache
+def csr_rows_kernel(dtype: str, slots: int, checked: bool = True):
+    """Buffers (err i32 readwrite — only when ``checked`` —, y readwrite, indptr i32,
+    indices i32, data, x); scalars n_rows, n_cols, size (i32, :func:`rows_scalars`); one
+    work-item per ``BLOCK`` rows, work-groups of one (:func:`rows_groups`).
+
+    ``checked``: check the block's structure first and store the work-item's index into
+    ``err[0]`` instead of computing when it is bad (see the module docstring); unchecked,
+    the arrays must be well-formed (checked on the host, or ``prepare_spmv``'s own copies).
+    ``slots`` in ``0..MAX_SLOTS``: rows of ``1..slots`` entries straight-line.
+
+    Raises:
+        InputError: ``slots`` out of range.
+    """
+    if not 0 <= slots <= MAX_SLOTS:
+        raise InputError(f"spmv rows kernel: slots must be in 0..{MAX_SLOTS}, got {slots}")
+    kb = KernelBuilder(f"spmv_csr_rows_{dtype}_s{slots}{'_checked' if checked else ''}", 1)
+    err = kb.buffer("err", "i32", "readwrite") if checked else None
+    y = kb.buffer("y", dtype, "readwrite")
+    indptr, indices = kb.buffer("indptr", "i32", "read"), kb.buffer("indices", "i32", "read")
+    data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
+    n_rows, n_cols = kb.scalar("n_rows", "i32"), kb.scalar("n_cols", "i32")
+    size = kb.scalar("size", "i32")
+    t = kb.global_id()
+    r0 = kb.let("r0", t * BLOCK)
+    with kb.if_(r0 < n_rows):
+        r1 = kb.let("r1", call("min", r0 + BLOCK, n_rows))
+        if checked:
+            # row pointers in [0, size] (unsigned max), each <= the next (min step)
+            top = kb.let("top", indptr[r1].cast("u32"))
+            step = kb.let("step", kb.const(0, "i32"))
+            with kb.for_("i", r0, r1) as i:
+                kb.assign(top, call("max", top, indptr[i].cast("u32")))
+                kb.assign(step, call("min", step, indptr[i + 1] - indptr[i]))
+            with kb.if_((top > size.cast("u32")) | (step < 0)):
+                kb.store(err, 0, t)
+            with kb.else_():
+                e0, e1 = kb.let("e0", indptr[r0]), kb.let("e1", indptr[r1])
+                col = kb.let("col", kb.const(0, "u32"))
+                with kb.for_("j", e0, e1) as j:
+                    kb.assign(col, call("max", col, indices[j].cast("u32")))
+                with kb.if_((col >= n_cols.cast("u32")) & (e0 < e1)):
+                    kb.store(err, 0, t)
+                with kb.else_():
+                    _rows(kb, dtype, slots, y, indptr, indices, data, x, r0, r1, e0, e1)
+        else:
+            e0, e1 = kb.let("e0", indptr[r0]), kb.let("e1", indptr[r1])
+            _rows(kb, dtype, slots, y, indptr, indices, data, x, r0, r1, e0, e1)
+    return kb.build()
+
+
+def _rows(kb: KernelBuilder, dtype: str, slots: int, y, indptr, indices, data, x,
+          r0: E, r1: E, e0: E, e1: E) -> None:
+    """Rows ``[r0, r1)`` whose entries are ``[e0, e1)`` (checked, or trusted)."""
+    zero = kb.const(0, dtype)
+    first = kb.let("first", e0)
+    with kb.for_("r", r0, r1) as r:
+        last = kb.let("last", indptr[r + 1])
+        n = kb.let("n", last - first)
+        acc = kb.let("acc", zero)
+        if slots:
+            # 1 <= n <= slots, and the slots' reads within the block's (checked) entries
+            with kb.if_(((n - 1).cast("u32") < slots) & (first + slots <= e1)):
+                f = kb.let("f", first.cast("i64"))
+                # n - 0.5 > k in floating point: and-masks, not branches (module docstring)
+                half = kb.let("half", n.cast(dtype) - 0.5)
+                kb.assign(acc, acc + data[f] * x[indices[f]])  # +0.0 + p: never -0.0
+                for k in range(1, slots):
+                    p = data[f + k] * x[indices[f + k]]
+                    kb.assign(acc, acc + where(half > float(k), p, zero))
+            with kb.else_():
+                _looped(kb, dtype, indices, data, x, first, last, acc)
+        else:
+            _looped(kb, dtype, indices, data, x, first, last, acc)
+        kb.store(y, r, acc)
+        kb.assign(first, last)
+
+
+def _looped(kb: KernelBuilder, dtype: str, indices, data, x, first: E, last: E,
+            acc: E) -> None:
+    """``acc`` (+0.0) += the row ``[first, last)`` in the order of ``spmv_csr_scalar``."""
+    with kb.if_(last - first < SHORT_ROW):
+        with kb.for_("j", first, last) as j:
+            kb.assign(acc, acc + data[j] * x[indices[j]])
+    with kb.else_():
+        lo, hi = kb.let("lo", first.cast("i64")), kb.let("hi", last.cast("i64"))
+        mid = kb.let("mid", lo + ((hi - lo) & -CHAINS))
+        sums = [kb.let(f"s{k}", kb.const(0, dtype)) for k in range(CHAINS)]
+        with kb.for_("q", lo, mid, CHAINS) as q:
+            for k, part in enumerate(sums):
+                jk = q + k if k else q
+                kb.assign(part, part + data[jk] * x[indices[jk]])
+        kb.assign(acc, (sums[0] + sums[1]) + (sums[2] + sums[3]))
+        with kb.for_("t", mid, hi) as t:
+            kb.assign(acc, acc + data[t] * x[indices[t]])

@@ -1,0 +1,145 @@
+"""The CPU rows kernel of spmv.csr_scalar (accy_kernels.spmv_csr_rows): the documented
+summation order for every straight-line width (so the same bits as the other paths), masked
+slots that never leak a neighbour row's inf/NaN, the width chosen from row lengths, and the
+fused structure check in every block."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse
+from accy.errors import InputError
+from accy_kernels.spmv_csr_rows import (
+    BLOCK,
+    MAX_SLOTS,
+    choose_slots,
+    csr_rows_kernel,
+    rows_groups,
+    rows_scalars,
+    sampled_slots,
+)
+
+import accy_kernels as ak
+from accy_kernels import spmv_fast
+
+pytest.importorskip("accy_backend_cpu")
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    spmv_fast.clear_prepared()
+    yield
+    spmv_fast.clear_prepared()
+
+
+def _lengths_matrix(dtype, seed=0):
+    """Rows of 0..12 entries (every length on both sides of every width), a few long rows,
+    over several blocks; one column of x is inf, one NaN."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 13, 5 * BLOCK + 7)
+    lengths[[3, BLOCK - 1, 2 * BLOCK]] = [40, 9, 101]  # long rows, one at a block's end
+    indptr = np.zeros(lengths.size + 1, np.int32)
+    np.cumsum(lengths, out=indptr[1:])
+    n_cols = 120
+    indices = np.concatenate([rng.choice(n_cols, n, replace=False) for n in lengths])
+    data = rng.standard_normal(indptr[-1]).astype(dtype)
+    a = scipy.sparse.csr_matrix((data, indices.astype(np.int32), indptr),
+                                shape=(lengths.size, n_cols))
+    x = rng.standard_normal(n_cols).astype(dtype)
+    x[7], x[11] = np.inf, np.nan
+    return a, x
+
+
+def _documented_order(a, x):
+    from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
+
+    y = np.zeros(a.shape[0], a.dtype)
+    with np.errstate(invalid="ignore"):
+        for r in range(a.shape[0]):
+            row = slice(a.indptr[r], a.indptr[r + 1])
+            p = [v * x[c] for v, c in zip(a.data[row], a.indices[row], strict=True)]
+            acc = a.dtype.type(0)
+            if len(p) >= SHORT_ROW:
+                sums = [a.dtype.type(0)] * CHAINS
+                whole = len(p) - len(p) % CHAINS
+                for j in range(whole):
+                    sums[j % CHAINS] += p[j]
+                acc = (sums[0] + sums[1]) + (sums[2] + sums[3])
+                p = p[whole:]
+            for v in p:
+                acc += v
+            y[r] = acc
+    return y
+
+
+def _run(a, x, slots, checked):
+    """The rows kernel alone, as one native call; y, or None when the check failed."""
+    from accy.families import backend_object
+    from accy.families.runner import _load
+    from accy.runtime.fast_call import _address
+    from accy_backend_cpu.native_call import bind_native_call, native_calls_available
+
+    if not native_calls_available():
+        pytest.skip("no native calls in this interpreter")
+    be = backend_object("cpu")
+    dtype = "f32" if a.dtype == np.float32 else "f64"
+    k = _load(be, csr_rows_kernel(dtype, slots, checked))
+    arrays = [_address(v) for v in (a.indptr, a.indices, a.data)]
+    slots_ = (["err"] if checked else []) + [("arg", 0), *arrays, ("arg", 1)]
+    call = bind_native_call(be, [(k, rows_groups(a.shape[0]),
+                                  rows_scalars(*a.shape, a.indices.size), slots_)],
+                            release_gil=False)
+    y = np.empty(a.shape[0], a.dtype)
+    return y if call(y, x, None) is y else None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("slots", [0, 1, 4, MAX_SLOTS])
+def test_every_width_sums_in_the_documented_order(dtype, slots):
+    a, x = _lengths_matrix(dtype)
+    want = _documented_order(a, x)
+    for checked in (True, False):
+        np.testing.assert_array_equal(_run(a, x, slots, checked), want)
+    # short rows are scipy's bits; the inf/NaN columns reach only the rows that store them
+    short = np.diff(a.indptr) < 8
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(want[short], (a @ x)[short])
+    touched = np.isin(np.arange(a.shape[1]), [7, 11])
+    finite = ~(np.abs(a) @ touched.astype(dtype) > 0)
+    assert np.isfinite(want[finite]).all() and not np.isfinite(want[~finite]).any()
+
+
+def test_width_chosen_from_row_lengths():
+    def ptr(lengths):
+        return np.concatenate([[0], np.cumsum(lengths)])
+
+    assert choose_slots(ptr([5] * 90 + [4] * 10)) == 5
+    assert choose_slots(ptr([3] * 50 + [100] * 50)) == 3
+    assert choose_slots(ptr([200] * 10)) == 0
+    assert choose_slots(ptr([])) == 0 and choose_slots(ptr([0, 0])) == 0
+    assert 1 <= choose_slots(ptr([2, 7, 3, 6, 1, 5] * 20)) <= MAX_SLOTS
+    big = ptr(np.tile([2, 2, 2, 9], 5000))  # sampled: the same choice as the whole
+    assert sampled_slots(big) == choose_slots(big) == 2
+
+
+def test_fused_check_flags_a_bad_block_anywhere():
+    a, _ = _lengths_matrix(np.float64, seed=3)
+    x = np.random.default_rng(3).standard_normal(a.shape[1])
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    assert spmv_fast.prepared_count() == 1
+    for r in (BLOCK, 2 * BLOCK + 5, a.shape[0] - 1):  # a block's first row, inside, last
+        old = a.indptr[r]
+        a.indptr[r] = a.indptr[r + 1] + 1  # decreasing at row r
+        with pytest.raises(InputError, match=rf"indptr decreases at row {r}"):
+            ak.spmv(a, x)
+        a.indptr[r] = old
+    for j in (a.indptr[BLOCK], a.indptr[3 * BLOCK + 1] + 1, a.nnz - 1):
+        old = a.indices[j]
+        a.indices[j] = a.shape[1]  # one column too far, in a middle or the last block
+        with pytest.raises(InputError, match=rf"A.indices\[{j}\] = {a.shape[1]}"):
+            ak.spmv(a, x)
+        a.indices[j] = old
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    assert _run(a, x, 3, True) is not None
+    a.indptr[-1] = a.indices.size + 1  # past the stored entries: the last block refuses
+    assert _run(a, x, 3, True) is None
