@@ -17,6 +17,7 @@ buffer), then scalars as ``(dtype, value)`` pairs, each packed into an 8-byte sl
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 from collections.abc import Sequence
@@ -84,7 +85,7 @@ class CpuBackend:
 
     def __init__(self, num_threads: int | None = None, target: CpuTarget | None = None) -> None:
         self.target = target or CpuTarget()
-        self.pool = WorkgroupPool(num_threads or default_num_threads())
+        self.pool = WorkgroupPool(num_threads or default_num_threads(), target=self.target)
         self._jit_lock = threading.Lock()
         self._caps: Any = None
         # ids of live objects by kind, for live_objects() (leak checks)
@@ -426,10 +427,8 @@ class CpuBackend:
         if groups <= 0:  # (fn is not None: live_kernel saw the function after it was read)
             return
 
-        def run(begin: int, end: int) -> None:
-            fn(pointers, slots, begin, end, groups)
-
-        self.pool.run(run, groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
+        self.pool.run_kernel(fn, ctypes.cast(fn, ctypes.c_void_p).value, pointers, slots,
+                             groups, meta["workgroup_size"] * meta.get("work_per_item", 1))
         del engine
 
     def bind_launch(self, loaded: LoadedKernel, geometry: Any,

@@ -58,12 +58,12 @@ def bind_launch(pool: Any, loaded: Any, geometry: Any,
                 raise LaunchError(f"launch {name!r}: the kernel was destroyed")
             raw()
     else:
-        def part(begin: int, end: int) -> None:
-            fn(pointers, slots, begin, end, groups)
+        launch = pool.bind_kernel(fn, ctypes.cast(fn, ctypes.c_void_p).value, pointers,
+                                  slots, groups, work)
 
         def run() -> None:
             if loaded.function is None:
                 raise LaunchError(f"launch {name!r}: the kernel was destroyed")
-            pool.run(part, groups, work)
+            launch()
     run.keep = (loaded, engine)
     return pointers, run

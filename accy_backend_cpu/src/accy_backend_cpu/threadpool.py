@@ -10,9 +10,10 @@ never waits for a worker that has not started. Small launches never touch the po
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # concurrent.futures (and logging) load when a launch first needs threads
     from concurrent.futures import ThreadPoolExecutor
@@ -46,12 +47,16 @@ class WorkgroupPool:
         min_items_per_thread: launches with fewer work-items per thread run inline.
     """
 
-    def __init__(self, num_threads: int, min_items_per_thread: int = 16384) -> None:
+    def __init__(self, num_threads: int, min_items_per_thread: int = 16384,
+                 target: Any = None) -> None:
         self.num_threads = max(1, num_threads)
         self.min_items_per_thread = min_items_per_thread
         #: ranges per thread of a split launch (family plans size their jobs by it)
         self.ranges_per_thread = RANGES_PER_THREAD
+        #: the CpuTarget of the native workers' code (None: Python workers only)
+        self.target = target
         self._executor: ThreadPoolExecutor | None = None
+        self._native: Any = None  # NativeWorkers, made on the first split kernel launch
         self._lock = threading.Lock()
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -94,12 +99,82 @@ class WorkgroupPool:
         claims.work()
         claims.wait()
 
+    def run_kernel(self, fn: Any, address: int, pointers: Any, scalars: Any, groups: int,
+                   items_per_group: int) -> None:
+        """Launch a kernel entry over ``[0, groups)`` once, as :meth:`bind_kernel`'s ``run``.
+
+        Raises:
+            CodegenError: the native workers' code did not compile (first split launch).
+        """
+        parts = self._parts(groups, items_per_group)
+        if parts <= 1:
+            fn(pointers, scalars, 0, groups, groups)
+            return
+        native = self._native
+        if native is None:
+            native = self._native_workers()
+        if native is False:
+            self.run(lambda b, e: fn(pointers, scalars, b, e, groups), groups,
+                     items_per_group)
+            return
+        native.launch(address, pointers, scalars, groups, parts * self.ranges_per_thread,
+                      parts)
+
+    def bind_kernel(self, fn: Any, address: int, pointers: Any, scalars: Any, groups: int,
+                    items_per_group: int) -> Callable[[], None]:
+        """``run()``: launch a kernel entry over ``[0, groups)`` split as :meth:`run` splits
+        it (decided now, for every call), its ranges run natively by the pool's native
+        workers where they are available (:mod:`accy_backend_cpu.native_pool`), else by
+        :meth:`run`'s Python workers. Each call reads the pointer array and scalar block
+        as they are then.
+
+        Args:
+            fn: the kernel's ctypes function ``fn(pointers, scalars, begin, end, groups)``.
+            address: its entry address (``ctypes.cast(fn, c_void_p).value``).
+            pointers, scalars: its ctypes pointer array and scalar block (``run`` holds
+                them; the caller keeps the kernel's code alive while it may call ``run``).
+            groups: work-groups (> 0); items_per_group: as :meth:`run`.
+
+        Raises:
+            CodegenError: the native workers' code did not compile (first split launch).
+        """
+        parts = self._parts(groups, items_per_group)
+        if parts <= 1:
+            return functools.partial(fn, pointers, scalars, 0, groups, groups)
+        native = self._native
+        if native is None:
+            native = self._native_workers()
+        if native is False:
+            def part(begin: int, end: int) -> None:
+                fn(pointers, scalars, begin, end, groups)
+
+            return functools.partial(self.run, part, groups, items_per_group)
+        return native.bind(address, pointers, scalars, groups,
+                           parts * self.ranges_per_thread, parts)
+
+    def _native_workers(self) -> Any:
+        """The NativeWorkers (made once), or False where they are unavailable."""
+        with self._lock:
+            if self._native is None:
+                self._native = False
+                if self.target is not None:
+                    from accy_backend_cpu.native_call import native_calls_available
+                    from accy_backend_cpu.native_pool import NativeWorkers, native_pool_available
+
+                    if native_calls_available() and native_pool_available():
+                        self._native = NativeWorkers(self.target)
+            return self._native
+
     def shutdown(self) -> None:
-        """Stop the worker threads (a later ``run`` starts new ones)."""
+        """Stop the worker threads, waiting for a running kernel launch first (a later
+        ``run`` starts new ones)."""
         with self._lock:
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
                 self._executor = None
+            native = self._native
+        if native:
+            native.shutdown()
 
 
 class _Claims:

@@ -1,0 +1,293 @@
+"""Worker threads that wait for split launches in native code (the fast path of
+:class:`~accy_backend_cpu.threadpool.WorkgroupPool`).
+
+Each worker thread, started once (lazily, daemon), calls the LLVM-compiled loop of
+:mod:`accy_backend_cpu.native_pool_ir` through ctypes (the GIL released): it spins on the
+pool's control block, claims ranges of a posted job with an atomic fetch-add and calls the
+kernel itself, so a range never returns to Python. After :data:`SPIN_NS` without a range it
+returns to Python and sleeps on a condition until a launch wakes it (an idle process burns
+no CPU; the first launch after a pause then runs on the caller until the worker is up,
+tens of microseconds). The caller posts the job, runs ranges itself (natively) and waits
+for the last one (spinning, ``sched_yield`` after :data:`YIELD_NS`).
+
+Threads: one job at a time per pool (a lock); a launch that finds the pool busy (another
+Python thread's launch) runs whole on its own thread, so nothing ever waits for a lock
+held by a launch. Lifetime: the control block and the pool's code are held by every worker
+and the code is never freed (one small module per process and target); the job's kernel,
+pointer array and scalar block are the caller's, held by it until every claimed range is
+finished (a late worker finds the ticket exhausted and reads nothing of the job).
+:meth:`NativeWorkers.shutdown` waits for the running job, stops and joins the workers;
+interpreter exit does the same (atexit), a forked child starts afresh (the parent's
+workers do not exist there), a pool garbage-collected unclosed stops its workers.
+
+Availability (:func:`native_pool_available`): 64-bit POSIX hosts with ``clock_gettime``
+(Linux, macOS); elsewhere the pool keeps its Python workers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import functools
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from accy_backend_cpu.loading import RAW_KERNEL_FN
+
+__all__ = ["MAX_RANGES", "SPIN_NS", "YIELD_NS", "NativeWorkers", "native_pool_available"]
+
+#: ns a worker spins after its last range before it sleeps
+SPIN_NS = 150_000
+#: ns of waiting after which a spinning thread also yields its core between polls
+YIELD_NS = 20_000
+#: most ranges of one job (the ticket's 20-bit field, less room for late claims)
+MAX_RANGES = (1 << 20) - 1024
+
+_TICKET, _DONE, _SLEEPERS, _QUIT, _BUDGET, _CLOCK, _YIELD = 0, 8, 16, 24, 40, 41, 42
+_WORDS = 48
+_WORK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+#: accy_pool_launch called with ctypes objects only (no argument conversion per call)
+_RAW_LAUNCH_FN = ctypes.CFUNCTYPE(None)
+_LAUNCH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                              ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_lock = threading.Lock()
+_code: dict[str, tuple[Any, Any, int]] = {}
+_live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
+
+
+def native_pool_available() -> bool:
+    """Whether this host can run the native pool (64-bit ``long``, ``CLOCK_MONOTONIC``)."""
+    return (ctypes.sizeof(ctypes.c_void_p) == 8 and ctypes.sizeof(ctypes.c_long) == 8
+            and hasattr(time, "CLOCK_MONOTONIC") and os.name == "posix")
+
+
+def _functions(target: Any) -> tuple[Any, int]:
+    """``(work function, launch address)`` of the pool's code for ``target`` (compiled
+    once per process and target; the engine is kept for the life of the process).
+
+    Raises:
+        CodegenError: LLVM rejected the module.
+    """
+    key = target.fingerprint()
+    got = _code.get(key)
+    if got is None:
+        from accy.codegen.worker import compile_here
+
+        from accy_backend_cpu.loading import mcjit_engine
+        from accy_backend_cpu.native_pool_ir import POOL_ENTRIES, pool_ir
+
+        with _lock:
+            got = _code.get(key)
+            if got is None:
+                obj = compile_here(target.request(pool_ir(target.triple), ("obj",)))["obj"]
+                engine, addresses = mcjit_engine(target, threading.Lock(), [obj],
+                                                 POOL_ENTRIES)
+                # never freed, not even at interpreter teardown: a worker may still be
+                # leaving the spin loop when module globals are cleared
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
+                got = _code[key] = (engine, _WORK_FN(addresses[POOL_ENTRIES[0]]),
+                                    addresses[POOL_ENTRIES[1]])
+    return got[1], got[2]
+
+
+class _Block:
+    """The control block (64-byte aligned words), one per :class:`NativeWorkers`."""
+
+    def __init__(self) -> None:
+        raw = np.zeros(_WORDS + 8, np.int64)
+        off = (-raw.ctypes.data % 64) // 8
+        self.words = raw[off:off + _WORDS]
+        self.address = self.words.ctypes.data
+        self.reset()
+
+    def reset(self) -> None:
+        """No job, no sleeper, no quit; the spin settings."""
+        self.words[:] = 0
+        self.words[_BUDGET] = SPIN_NS
+        self.words[_CLOCK] = time.CLOCK_MONOTONIC
+        self.words[_YIELD] = YIELD_NS
+
+
+class _State:
+    """One generation of workers: the block they spin on, their condition and threads."""
+
+    def __init__(self, block: _Block) -> None:
+        self.block = block
+        self.cond = threading.Condition(threading.Lock())
+        self.gen = 0
+        self.quit = False
+        self.threads: list[threading.Thread] = []
+
+    def wake(self) -> None:
+        with self.cond:
+            self.gen += 1
+            self.cond.notify_all()
+
+    def stop(self) -> None:
+        """Tell the workers to return (no join)."""
+        self.quit = True
+        self.block.words[_QUIT] = 1
+        self.wake()
+
+
+def _worker(state: _State, work: Any) -> None:
+    """A worker thread: the native loop, then sleep until woken, until told to quit."""
+    woke = 0
+    cond, address = state.cond, state.block.address
+    while True:
+        gen = state.gen
+        if not work(address, woke):
+            return
+        with cond:
+            while state.gen == gen and not state.quit:
+                cond.wait()
+        woke = 1
+
+
+class NativeWorkers:
+    """Native workers for launches of kernel entry points (started on the first launch).
+
+    Args:
+        target: the :class:`~accy_backend_cpu.target.CpuTarget` the pool's code is
+            compiled for (on the first :meth:`bind`).
+    """
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._busy = threading.Lock()
+        self._block = _Block()
+        self._sleepers = ctypes.c_int64.from_address(self._block.address + 8 * _SLEEPERS)
+        self._box = [_State(self._block)]  # the current generation (the finalizer's box)
+        self._work: Any = None
+        self._launch = 0
+        self._launch_fn: Any = None
+        self._started = 0  # workers of the current generation
+        _live.add(self)
+        weakref.finalize(self, _stop_current, self._box)
+
+    def _start(self, count: int) -> None:
+        state = self._box[0]
+        while len(state.threads) < count:
+            t = threading.Thread(target=_worker, args=(state, self._work), daemon=True,
+                                 name=f"accy-cpu-native-{len(state.threads)}")
+            t.start()
+            state.threads.append(t)
+        self._started = len(state.threads)
+
+    def bind(self, fn: int, pointers: Any, scalars: Any, groups: int, ranges: int,
+             threads: int) -> Callable[[], None]:
+        """``go()``: run kernel entry ``fn`` (an address) over ``[0, groups)`` in ``ranges``
+        ranges on up to ``threads`` threads (the caller included), or whole on the calling
+        thread when another launch holds the pool. ``pointers`` and ``scalars`` are the
+        kernel's ctypes arrays, read at each call (``go`` holds them; the caller holds the
+        kernel's code).
+
+        Raises:
+            CodegenError: the pool's code did not compile (first bind of the process).
+        """
+        self._compile()
+        groups = int(groups)
+        call = functools.partial(
+            _RAW_LAUNCH_FN(self._launch), ctypes.c_void_p(self._block.address),
+            ctypes.c_void_p(fn), pointers, scalars, ctypes.c_int64(groups),
+            ctypes.c_int64(max(1, min(ranges, groups, MAX_RANGES))))
+        inline = functools.partial(RAW_KERNEL_FN(fn), pointers, scalars, ctypes.c_int32(0),
+                                   ctypes.c_int32(groups), ctypes.c_int32(groups))
+        acquire, release, sleepers = self._busy.acquire, self._busy.release, self._sleepers
+        helpers = threads - 1
+
+        def go() -> None:
+            if not acquire(False):
+                inline()
+                return
+            try:
+                if self._started < helpers:
+                    self._start(helpers)
+                if sleepers.value:
+                    self._box[0].wake()
+                call()
+            finally:
+                release()
+
+        go.keep = (pointers, scalars, self._block)  # type: ignore[attr-defined]
+        return go
+
+    def _compile(self) -> None:
+        if self._work is None:
+            work, self._launch = _functions(self.target)
+            self._launch_fn = _LAUNCH_FN(self._launch)
+            self._work = work
+
+    def launch(self, fn: int, pointers: Any, scalars: Any, groups: int, ranges: int,
+               threads: int) -> None:
+        """Run once what :meth:`bind` binds (without binding: argument conversion per call).
+
+        Raises:
+            CodegenError: the pool's code did not compile (first launch of the process).
+        """
+        self._compile()
+        if not self._busy.acquire(False):
+            RAW_KERNEL_FN(fn)(pointers, scalars, ctypes.c_int32(0), ctypes.c_int32(groups),
+                              ctypes.c_int32(groups))
+            return
+        try:
+            if self._started < threads - 1:
+                self._start(threads - 1)
+            if self._sleepers.value:
+                self._box[0].wake()
+            self._launch_fn(self._block.address, fn, pointers, scalars, groups,
+                            max(1, min(ranges, groups, MAX_RANGES)))
+        finally:
+            self._busy.release()
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Wait for the running launch, stop and join the workers (a later launch starts
+        new ones). ``timeout``: seconds to wait for the launch and for each worker."""
+        if not self._busy.acquire(timeout=-1 if timeout is None else timeout):
+            return
+        try:
+            state = self._box[0]
+            state.stop()
+            for t in state.threads:
+                t.join(timeout)
+            if any(t.is_alive() for t in state.threads):
+                return  # (interpreter exit only) the block stays the old workers'
+            self._block.reset()
+            self._box[0] = _State(self._block)
+            self._started = 0
+        finally:
+            self._busy.release()
+
+    def _after_fork(self) -> None:
+        """In a forked child: the parent's workers do not exist here (the lock is the
+        same object, which bound launches hold: freed if a parent's thread held it)."""
+        if self._busy.locked():
+            self._busy.release()
+        self._block.reset()
+        self._box[0] = _State(self._block)
+        self._started = 0
+
+
+def _stop_current(box: list[_State]) -> None:
+    box[0].stop()
+
+
+def _shutdown_all() -> None:
+    for workers in list(_live):
+        workers.shutdown(timeout=2.0)
+
+
+def _after_fork_in_child() -> None:
+    for workers in list(_live):
+        workers._after_fork()
+
+
+atexit.register(_shutdown_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,244 @@
+"""LLVM IR of the native work-group pool (:mod:`accy_backend_cpu.native_pool`).
+
+The pool's control block is 64-bit words, each hot word on its own 64-byte line:
+
+========  ==============================================================================
+word 0    the ticket: ``ranges << 20 | next range`` (claimed with atomic fetch-add)
+word 8    ranges finished of the current job
+word 16   workers that returned to Python to sleep (announced before they go)
+word 24   quit flag (workers return 0 once it is set and no range is left to them)
+word 32   the job: kernel entry, pointer array, scalar block, work-groups (words 32-35)
+word 40   spin budget in ns since a worker's last range before it sleeps; word 41 the
+          clock id of ``clock_gettime``; word 42 ns of spinning after which a waiting
+          thread also calls ``sched_yield`` between polls
+========  ==============================================================================
+
+``i64 accy_pool_work(ptr ctl, i64 woke)``: a worker's loop. Claims ranges while the ticket
+has some, spins (``pause`` on x86) otherwise, checking the clock every 64 polls; returns 1
+when it has been idle longer than the budget (having announced itself in word 16 and
+checked the ticket once more after that, so a job posted meanwhile is not missed), 0 once
+the quit flag is set. ``woke = 1`` takes back the announcement of the previous sleep.
+
+``void accy_pool_launch(ptr ctl, ptr fn, ptr ptrs, ptr scalars, i64 groups, i64 ranges)``:
+posts a job (one at a time per block: the caller serializes), claims ranges like the
+workers, then waits until every range is finished. Range ``p`` of ``ranges`` is the
+``p``-th of :func:`accy_backend_cpu.threadpool.split_range`; a kernel is called as
+``fn(ptrs, scalars, begin, end, groups)``.
+
+Memory order: the job words are written before the ticket (a sequentially consistent
+store), read by a thread only after its fetch-add claimed a range of that ticket, and no
+job is posted before every claimed range of the previous one is finished, so a worker that
+comes late finds an exhausted ticket and reads nothing of a job whose caller has returned.
+"""
+
+from __future__ import annotations
+
+__all__ = ["POOL_ENTRIES", "pool_ir"]
+
+#: the module's entry points
+POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch")
+
+_IR = """
+declare i32 @sched_yield()
+declare i32 @clock_gettime(i32, ptr)
+{pause_decl}
+
+define internal i64 @now(ptr %ctl) nounwind {{
+entry:
+  %ts = alloca [2 x i64], align 8
+  %clkp = getelementptr i64, ptr %ctl, i64 41
+  %clk64 = load i64, ptr %clkp, align 8
+  %clk = trunc i64 %clk64 to i32
+  %r = call i32 @clock_gettime(i32 %clk, ptr %ts)
+  %s = load i64, ptr %ts, align 8
+  %np = getelementptr i64, ptr %ts, i64 1
+  %n = load i64, ptr %np, align 8
+  %sn = mul i64 %s, 1000000000
+  %t = add i64 %sn, %n
+  ret i64 %t
+}}
+
+define internal void @run_range(ptr %ctl, i64 %ranges, i64 %p) nounwind {{
+entry:
+  %fnp = getelementptr i64, ptr %ctl, i64 32
+  %ptrsp = getelementptr i64, ptr %ctl, i64 33
+  %scp = getelementptr i64, ptr %ctl, i64 34
+  %gp = getelementptr i64, ptr %ctl, i64 35
+  %fn = load i64, ptr %fnp, align 8
+  %pi = load i64, ptr %ptrsp, align 8
+  %si = load i64, ptr %scp, align 8
+  %groups = load i64, ptr %gp, align 8
+  %base = udiv i64 %groups, %ranges
+  %extra = urem i64 %groups, %ranges
+  %lt = icmp ult i64 %p, %extra
+  %mn = select i1 %lt, i64 %p, i64 %extra
+  %b0 = mul i64 %p, %base
+  %begin = add i64 %b0, %mn
+  %one = zext i1 %lt to i64
+  %len = add i64 %base, %one
+  %end = add i64 %begin, %len
+  %f = inttoptr i64 %fn to ptr
+  %ptrs = inttoptr i64 %pi to ptr
+  %sc = inttoptr i64 %si to ptr
+  %b32 = trunc i64 %begin to i32
+  %e32 = trunc i64 %end to i32
+  %g32 = trunc i64 %groups to i32
+  call void %f(ptr %ptrs, ptr %sc, i32 %b32, i32 %e32, i32 %g32)
+  ret void
+}}
+
+define internal void @claim_all(ptr %ctl) nounwind {{
+entry:
+  %donep = getelementptr i64, ptr %ctl, i64 8
+  br label %loop
+loop:
+  %t = atomicrmw add ptr %ctl, i64 1 acq_rel, align 8
+  %next = and i64 %t, 1048575
+  %ranges = lshr i64 %t, 20
+  %ok = icmp ult i64 %next, %ranges
+  br i1 %ok, label %run, label %out
+run:
+  call void @run_range(ptr %ctl, i64 %ranges, i64 %next)
+  %d = atomicrmw add ptr %donep, i64 1 release, align 8
+  br label %loop
+out:
+  ret void
+}}
+
+define internal i1 @available(ptr %ctl) nounwind {{
+entry:
+  %t = load atomic i64, ptr %ctl seq_cst, align 8
+  %next = and i64 %t, 1048575
+  %ranges = lshr i64 %t, 20
+  %ok = icmp ult i64 %next, %ranges
+  ret i1 %ok
+}}
+
+define i64 @accy_pool_work(ptr %ctl, i64 %woke) nounwind {{
+entry:
+  %sleepp = getelementptr i64, ptr %ctl, i64 16
+  %quitp = getelementptr i64, ptr %ctl, i64 24
+  %budgetp = getelementptr i64, ptr %ctl, i64 40
+  %yieldp = getelementptr i64, ptr %ctl, i64 42
+  %budget = load i64, ptr %budgetp, align 8
+  %yieldns = load i64, ptr %yieldp, align 8
+  %lastv = alloca i64, align 8
+  %nv = alloca i64, align 8
+  %w = icmp ne i64 %woke, 0
+  br i1 %w, label %ack, label %start
+ack:
+  %a = atomicrmw sub ptr %sleepp, i64 1 seq_cst, align 8
+  br label %start
+start:
+  %t0 = call i64 @now(ptr %ctl)
+  store i64 %t0, ptr %lastv, align 8
+  store i64 0, ptr %nv, align 8
+  br label %poll
+poll:
+  %avail = call i1 @available(ptr %ctl)
+  br i1 %avail, label %claim, label %quitcheck
+claim:
+  call void @claim_all(ptr %ctl)
+  %tc = call i64 @now(ptr %ctl)
+  store i64 %tc, ptr %lastv, align 8
+  store i64 0, ptr %nv, align 8
+  br label %poll
+quitcheck:
+  %q = load atomic i64, ptr %quitp acquire, align 8
+  %stop = icmp ne i64 %q, 0
+  br i1 %stop, label %quit, label %idle
+quit:
+  ret i64 0
+idle:
+{pause}  %n = load i64, ptr %nv, align 8
+  %n1 = add i64 %n, 1
+  store i64 %n1, ptr %nv, align 8
+  %low = and i64 %n1, 63
+  %tick = icmp eq i64 %low, 0
+  br i1 %tick, label %clock, label %poll
+clock:
+  %tn = call i64 @now(ptr %ctl)
+  %last = load i64, ptr %lastv, align 8
+  %el = sub i64 %tn, %last
+  %over = icmp sgt i64 %el, %budget
+  br i1 %over, label %sleep, label %maybeyield
+maybeyield:
+  %long = icmp sgt i64 %el, %yieldns
+  br i1 %long, label %yield, label %poll
+yield:
+  %y = call i32 @sched_yield()
+  br label %poll
+sleep:
+  %s = atomicrmw add ptr %sleepp, i64 1 seq_cst, align 8
+  %late = call i1 @available(ptr %ctl)
+  br i1 %late, label %unsleep, label %out
+unsleep:
+  %u = atomicrmw sub ptr %sleepp, i64 1 seq_cst, align 8
+  br label %claim
+out:
+  ret i64 1
+}}
+
+define void @accy_pool_launch(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
+                              i64 %ranges) nounwind {{
+entry:
+  %donep = getelementptr i64, ptr %ctl, i64 8
+  %fnp = getelementptr i64, ptr %ctl, i64 32
+  %ptrsp = getelementptr i64, ptr %ctl, i64 33
+  %scp = getelementptr i64, ptr %ctl, i64 34
+  %gp = getelementptr i64, ptr %ctl, i64 35
+  %yieldp = getelementptr i64, ptr %ctl, i64 42
+  %fi = ptrtoint ptr %fn to i64
+  store i64 %fi, ptr %fnp, align 8
+  %pi = ptrtoint ptr %ptrs to i64
+  store i64 %pi, ptr %ptrsp, align 8
+  %si = ptrtoint ptr %sc to i64
+  store i64 %si, ptr %scp, align 8
+  store i64 %groups, ptr %gp, align 8
+  store atomic i64 0, ptr %donep monotonic, align 8
+  %tk = shl i64 %ranges, 20
+  store atomic i64 %tk, ptr %ctl seq_cst, align 8
+  call void @claim_all(ptr %ctl)
+  %nv = alloca i64, align 8
+  %t0v = alloca i64, align 8
+  store i64 0, ptr %nv, align 8
+  store i64 0, ptr %t0v, align 8
+  br label %wait
+wait:
+  %d = load atomic i64, ptr %donep acquire, align 8
+  %all = icmp eq i64 %d, %ranges
+  br i1 %all, label %out, label %spin
+spin:
+{pause}  %n = load i64, ptr %nv, align 8
+  %n1 = add i64 %n, 1
+  store i64 %n1, ptr %nv, align 8
+  %low = and i64 %n1, 63
+  %tick = icmp eq i64 %low, 0
+  br i1 %tick, label %clock, label %wait
+clock:
+  %tn = call i64 @now(ptr %ctl)
+  %t0 = load i64, ptr %t0v, align 8
+  %first = icmp eq i64 %t0, 0
+  br i1 %first, label %mark, label %check
+mark:
+  store i64 %tn, ptr %t0v, align 8
+  br label %wait
+check:
+  %el = sub i64 %tn, %t0
+  %yieldns = load i64, ptr %yieldp, align 8
+  %long = icmp sgt i64 %el, %yieldns
+  br i1 %long, label %yield, label %wait
+yield:
+  %y = call i32 @sched_yield()
+  br label %wait
+out:
+  ret void
+}}
+"""
+
+
+def pool_ir(triple: str) -> str:
+    """The pool module's LLVM IR text for target ``triple`` (``pause`` on x86 only)."""
+    x86 = triple.startswith(("x86_64", "i686", "i386"))
+    return _IR.format(pause_decl="declare void @llvm.x86.sse2.pause()" if x86 else "",
+                      pause="  call void @llvm.x86.sse2.pause()\n" if x86 else "")
