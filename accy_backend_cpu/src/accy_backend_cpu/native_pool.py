@@ -57,7 +57,7 @@ _RAW_LAUNCH_FN = ctypes.CFUNCTYPE(None)
 _LAUNCH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _lock = threading.Lock()
-_code: dict[str, tuple[Any, Any, int]] = {}
+_code: dict[str, tuple[Any, Any, int]] = {}  # fingerprint: (holder, work, launch)
 _live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
 
 
@@ -68,8 +68,12 @@ def native_pool_available() -> bool:
 
 
 def _functions(target: Any) -> tuple[Any, int]:
-    """``(work function, launch address)`` of the pool's code for ``target`` (compiled
-    once per process and target; the engine is kept for the life of the process).
+    """``(work function, launch address)`` of the pool's code for ``target``: made once per
+    process and target and kept for the life of the process (never unloaded).
+
+    The code is linked into a shared object and kept in the artifact cache
+    (:mod:`accy_backend_cpu.shared_object`), so a warm process loads it with ``dlopen``
+    without llvmlite; without a linker it goes into an MCJIT engine.
 
     Raises:
         CodegenError: LLVM rejected the module.
@@ -77,23 +81,46 @@ def _functions(target: Any) -> tuple[Any, int]:
     key = target.fingerprint()
     got = _code.get(key)
     if got is None:
-        from accy.codegen.worker import compile_here
-
-        from accy_backend_cpu.loading import mcjit_engine
-        from accy_backend_cpu.native_pool_ir import POOL_ENTRIES, pool_ir
-
         with _lock:
             got = _code.get(key)
             if got is None:
-                obj = compile_here(target.request(pool_ir(target.triple), ("obj",)))["obj"]
-                engine, addresses = mcjit_engine(target, threading.Lock(), [obj],
-                                                 POOL_ENTRIES)
+                holder, addresses = _load_code(target)
                 # never freed, not even at interpreter teardown: a worker may still be
                 # leaving the spin loop when module globals are cleared
-                ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
-                got = _code[key] = (engine, _WORK_FN(addresses[POOL_ENTRIES[0]]),
-                                    addresses[POOL_ENTRIES[1]])
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(holder))
+                got = _code[key] = (holder, _WORK_FN(addresses[0]), addresses[1])
     return got[1], got[2]
+
+
+def _load_code(target: Any) -> tuple[Any, list[int]]:
+    """``(what holds the code, [work address, launch address])``."""
+    from accy.hashing import sha256
+    from accy.runtime.artifact_cache import enabled_cache, load_decoded
+
+    from accy_backend_cpu import shared_object
+    from accy_backend_cpu.native_pool_ir import POOL_ENTRIES, pool_ir
+
+    text = pool_ir(target.triple)
+    key = "cpu-native-pool-" + sha256(f"{target.fingerprint()}\0{text}".encode()).hexdigest()
+    data = load_decoded(key, "so", bytes, "the native pool's code")
+    if data is None:
+        from accy.backend import Artifact
+        from accy.codegen.worker import compile_here
+
+        obj = compile_here(target.request(text, ("obj",)))["obj"]
+        data = shared_object.link([obj], list(POOL_ENTRIES))
+        if data is None:
+            from accy_backend_cpu.loading import mcjit_engine
+
+            engine, addresses = mcjit_engine(target, threading.Lock(), [obj], POOL_ENTRIES)
+            return engine, [addresses[e] for e in POOL_ENTRIES]
+        cache = enabled_cache()
+        if cache is not None:
+            cache.store(key, Artifact(backend="cpu", kernel_name="native_pool", format="so",
+                                      data=data, entry="", metadata={}))
+    library = shared_object.load_library(data)
+    return library, [ctypes.cast(getattr(library, e), ctypes.c_void_p).value
+                     for e in POOL_ENTRIES]
 
 
 class _Block:
