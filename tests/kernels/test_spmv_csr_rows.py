@@ -72,7 +72,7 @@ def _documented_order(a, x):
     return y
 
 
-def _run(a, x, slots, checked):
+def _run(a, x, slots, checked, exact=False):
     """The rows kernel alone, as one native call; y, or None when the check failed."""
     from accy.families import backend_object
     from accy.families.runner import _load
@@ -83,7 +83,7 @@ def _run(a, x, slots, checked):
         pytest.skip("no native calls in this interpreter")
     be = backend_object("cpu")
     dtype = "f32" if a.dtype == np.float32 else "f64"
-    k = _load(be, csr_rows_kernel(dtype, slots, checked))
+    k = _load(be, csr_rows_kernel(dtype, slots, checked, exact))
     arrays = [_address(v) for v in (a.indptr, a.indices, a.data)]
     slots_ = (["err"] if checked else []) + [("arg", 0), *arrays, ("arg", 1)]
     call = bind_native_call(be, [(k, rows_groups(a.shape[0]),
@@ -100,6 +100,8 @@ def test_every_width_sums_in_the_documented_order(dtype, slots):
     want = _documented_order(a, x)
     for checked in (True, False):
         np.testing.assert_array_equal(_run(a, x, slots, checked), want)
+    if slots:
+        np.testing.assert_array_equal(_run(a, x, slots, True, exact=True), want)
     # short rows are scipy's bits; the inf/NaN columns reach only the rows that store them
     short = np.diff(a.indptr) < 8
     with np.errstate(invalid="ignore"):
@@ -113,13 +115,14 @@ def test_width_chosen_from_row_lengths():
     def ptr(lengths):
         return np.concatenate([[0], np.cumsum(lengths)])
 
-    assert choose_slots(ptr([5] * 90 + [4] * 10)) == 5
-    assert choose_slots(ptr([3] * 50 + [100] * 50)) == 3
-    assert choose_slots(ptr([200] * 10)) == 0
-    assert choose_slots(ptr([])) == 0 and choose_slots(ptr([0, 0])) == 0
-    assert 1 <= choose_slots(ptr([2, 7, 3, 6, 1, 5] * 20)) <= MAX_SLOTS
+    assert choose_slots(ptr([5] * 90 + [4] * 10)) == (5, True)  # mostly 5: unmasked arm
+    assert choose_slots(ptr([5] * 60 + [4] * 40)) == (5, False)
+    assert choose_slots(ptr([3] * 50 + [100] * 50)) == (3, False)
+    assert choose_slots(ptr([200] * 10)) == (0, False)
+    assert choose_slots(ptr([])) == (0, False) == choose_slots(ptr([0, 0]))
+    assert 1 <= choose_slots(ptr([2, 7, 3, 6, 1, 5] * 20))[0] <= MAX_SLOTS
     big = ptr(np.tile([2, 2, 2, 9], 5000))  # sampled: the same choice as the whole
-    assert sampled_slots(big) == choose_slots(big) == 2
+    assert sampled_slots(big) == choose_slots(big) == (2, False)
 
 
 def test_fused_check_flags_a_bad_block_anywhere():

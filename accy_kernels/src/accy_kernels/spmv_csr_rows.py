@@ -45,8 +45,9 @@ from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
 
-__all__ = ["BLOCK", "MAX_SLOTS", "SAMPLE_ROWS", "choose_slots", "csr_rows_kernel",
-           "rows_groups", "rows_scalars", "sampled_slots"]
+__all__ = ["BLOCK", "EXACT_SHARE", "MAX_SLOTS", "SAMPLE_ROWS", "choose_slots",
+           "csr_rows_kernel", "rows_groups", "rows_kernel_for", "rows_scalars",
+           "sampled_slots"]
 
 #: rows per work-item
 BLOCK = 32
@@ -65,19 +66,31 @@ def rows_scalars(n_rows: int, n_cols: int, size: int) -> list[tuple[str, int]]:
     return [("i32", n_rows), ("i32", n_cols), ("i32", size)]
 
 
-def choose_slots(indptr: np.ndarray) -> int:
-    """The straight-line width for a matrix's row lengths (``np.diff(indptr)``): the width
-    in ``1..MAX_SLOTS`` of least estimated cost, 0 (no straight-line rows) when most rows
-    are long. Cost model, in the time of one slot (fit to the Zen 3 runs of the module
-    docstring): a straight-line row costs its ``slots`` slots; any other row a mispredicted
-    loop exit (``MISS`` slots) plus one slot an entry, in ``CHAINS`` chains from
-    ``SHORT_ROW`` entries (a quarter of a slot an entry)."""
+def choose_slots(indptr: np.ndarray) -> tuple[int, bool]:
+    """``(slots, exact)`` for a matrix's row lengths (``np.diff(indptr)``): the
+    straight-line width in ``1..MAX_SLOTS`` of least estimated cost (0: no straight-line
+    rows, when most rows are long), and whether rows of exactly that width get their own
+    unmasked arm (when at least ``EXACT_SHARE`` of the rows have it: the arm's branch then
+    seldom mispredicts). Cost model, in the time of one slot (fit to the Zen 3 runs of the
+    module docstring): a straight-line row costs its ``slots`` slots; any other row of fewer
+    than ``SHORT_ROW`` entries a mispredicted loop exit (``MISS`` slots) plus a slot an
+    entry; longer rows cost the same whatever the width."""
     return _choose(np.diff(np.asarray(indptr, dtype=np.int64)))
 
 
-def _choose(lengths: np.ndarray) -> int:
+#: a mispredicted loop exit, in slots (see choose_slots)
+MISS = 4.0
+#: the share of rows of exactly the width from which they get an unmasked arm: on
+#: cryg2500 (94 % of rows of 5 entries) 12 % faster; on rajat01 (mixed lengths) the arm's
+#: mispredicts made it 9 % slower
+EXACT_SHARE = 0.85
+#: rows whose lengths :func:`sampled_slots` looks at
+SAMPLE_ROWS = 4096
+
+
+def _choose(lengths: np.ndarray) -> tuple[int, bool]:
     if lengths.size == 0:
-        return 0
+        return 0, False
     counts = np.bincount(np.clip(lengths, 0, SHORT_ROW), minlength=SHORT_ROW + 1)
     looped = np.arange(SHORT_ROW + 1, dtype=np.float64) + MISS
     looped[SHORT_ROW] = MISS  # long rows: the same whatever the width
@@ -86,18 +99,12 @@ def _choose(lengths: np.ndarray) -> int:
         cost = counts[1:s + 1].sum() * s + counts[s + 1:] @ looped[s + 1:] + counts[0] * MISS
         if cost < best_cost - 1e-9:
             best, best_cost = s, cost
-    return best
+    return best, bool(best and counts[best] >= EXACT_SHARE * lengths.size)
 
 
-#: a mispredicted loop exit, in slots (see choose_slots)
-MISS = 4.0
-#: rows whose lengths :func:`sampled_slots` looks at
-SAMPLE_ROWS = 4096
-
-
-def sampled_slots(indptr: np.ndarray) -> int:
+def sampled_slots(indptr: np.ndarray) -> tuple[int, bool]:
     """:func:`choose_slots` from at most ``SAMPLE_ROWS`` rows spread evenly over the matrix
-    (a call costs microseconds whatever its size; the width changes only the speed, never
+    (a call costs microseconds whatever its size; the choice changes only the speed, never
     the result)."""
     n = indptr.size - 1
     if n <= SAMPLE_ROWS:
@@ -106,8 +113,14 @@ def sampled_slots(indptr: np.ndarray) -> int:
     return _choose(indptr[rows + 1].astype(np.int64) - indptr[rows])
 
 
+def rows_kernel_for(dtype: str, indptr: np.ndarray, checked: bool = True):
+    """:func:`csr_rows_kernel` of the shape :func:`sampled_slots` picks for ``indptr``."""
+    slots, exact = sampled_slots(indptr)
+    return csr_rows_kernel(dtype, slots, checked, exact)
+
+
 @functools.cache
-def csr_rows_kernel(dtype: str, slots: int, checked: bool = True):
+def csr_rows_kernel(dtype: str, slots: int, checked: bool = True, exact: bool = False):
     """Buffers (err i32 readwrite — only when ``checked`` —, y readwrite, indptr i32,
     indices i32, data, x); scalars n_rows, n_cols, size (i32, :func:`rows_scalars`); one
     work-item per ``BLOCK`` rows, work-groups of one (:func:`rows_groups`).
@@ -115,14 +128,16 @@ def csr_rows_kernel(dtype: str, slots: int, checked: bool = True):
     ``checked``: check the block's structure first and store the work-item's index into
     ``err[0]`` instead of computing when it is bad (see the module docstring); unchecked,
     the arrays must be well-formed (checked on the host, or ``prepare_spmv``'s own copies).
-    ``slots`` in ``0..MAX_SLOTS``: rows of ``1..slots`` entries straight-line.
+    ``slots`` in ``0..MAX_SLOTS``: rows of ``1..slots`` entries straight-line; ``exact``:
+    rows of exactly ``slots`` entries in an arm of their own, without masks.
 
     Raises:
         InputError: ``slots`` out of range.
     """
     if not 0 <= slots <= MAX_SLOTS:
         raise InputError(f"spmv rows kernel: slots must be in 0..{MAX_SLOTS}, got {slots}")
-    kb = KernelBuilder(f"spmv_csr_rows_{dtype}_s{slots}{'_checked' if checked else ''}", 1)
+    name = f"spmv_csr_rows_{dtype}_s{slots}{'_exact' if exact else ''}"
+    kb = KernelBuilder(name + ("_checked" if checked else ""), 1)
     err = kb.buffer("err", "i32", "readwrite") if checked else None
     y = kb.buffer("y", dtype, "readwrite")
     indptr, indices = kb.buffer("indptr", "i32", "read"), kb.buffer("indices", "i32", "read")
@@ -150,15 +165,15 @@ def csr_rows_kernel(dtype: str, slots: int, checked: bool = True):
                 with kb.if_((col >= n_cols.cast("u32")) & (e0 < e1)):
                     kb.store(err, 0, t)
                 with kb.else_():
-                    _rows(kb, dtype, slots, y, indptr, indices, data, x, r0, r1, e0, e1)
+                    _rows(kb, dtype, slots, exact, y, indptr, indices, data, x, r0, r1, e0, e1)
         else:
             e0, e1 = kb.let("e0", indptr[r0]), kb.let("e1", indptr[r1])
-            _rows(kb, dtype, slots, y, indptr, indices, data, x, r0, r1, e0, e1)
+            _rows(kb, dtype, slots, exact, y, indptr, indices, data, x, r0, r1, e0, e1)
     return kb.build()
 
 
-def _rows(kb: KernelBuilder, dtype: str, slots: int, y, indptr, indices, data, x,
-          r0: E, r1: E, e0: E, e1: E) -> None:
+def _rows(kb: KernelBuilder, dtype: str, slots: int, exact: bool, y, indptr, indices,
+          data, x, r0: E, r1: E, e0: E, e1: E) -> None:
     """Rows ``[r0, r1)`` whose entries are ``[e0, e1)`` (checked, or trusted)."""
     zero = kb.const(0, dtype)
     first = kb.let("first", e0)
@@ -166,22 +181,44 @@ def _rows(kb: KernelBuilder, dtype: str, slots: int, y, indptr, indices, data, x
         last = kb.let("last", indptr[r + 1])
         n = kb.let("n", last - first)
         acc = kb.let("acc", zero)
-        if slots:
-            # 1 <= n <= slots, and the slots' reads within the block's (checked) entries
-            with kb.if_(((n - 1).cast("u32") < slots) & (first + slots <= e1)):
-                f = kb.let("f", first.cast("i64"))
-                # n - 0.5 > k in floating point: and-masks, not branches (module docstring)
-                half = kb.let("half", n.cast(dtype) - 0.5)
-                kb.assign(acc, acc + data[f] * x[indices[f]])  # +0.0 + p: never -0.0
-                for k in range(1, slots):
-                    p = data[f + k] * x[indices[f + k]]
-                    kb.assign(acc, acc + where(half > float(k), p, zero))
-            with kb.else_():
-                _looped(kb, dtype, indices, data, x, first, last, acc)
-        else:
+        if not slots:
             _looped(kb, dtype, indices, data, x, first, last, acc)
+        else:
+            # the slots' reads within the block's (checked) entries
+            fits = kb.let("fits", first + slots <= e1)
+            if exact:  # rows of exactly ``slots`` entries, without masks
+                with kb.if_((n == slots) & fits):
+                    _straight(kb, dtype, indices, data, x, first, n, acc, slots, False)
+                with kb.else_():
+                    _masked_or_looped(kb, dtype, indices, data, x, first, last, n, acc,
+                                      slots, fits)
+            else:
+                _masked_or_looped(kb, dtype, indices, data, x, first, last, n, acc, slots,
+                                  fits)
         kb.store(y, r, acc)
         kb.assign(first, last)
+
+
+def _masked_or_looped(kb: KernelBuilder, dtype: str, indices, data, x, first: E, last: E,
+                      n: E, acc: E, slots: int, fits: E) -> None:
+    with kb.if_(((n - 1).cast("u32") < slots) & fits):  # 1 <= n <= slots
+        _straight(kb, dtype, indices, data, x, first, n, acc, slots, True)
+    with kb.else_():
+        _looped(kb, dtype, indices, data, x, first, last, acc)
+
+
+def _straight(kb: KernelBuilder, dtype: str, indices, data, x, first: E, n: E, acc: E,
+              slots: int, masked: bool) -> None:
+    """``acc`` (+0.0) += the ``slots`` entries from ``first``, left to right; ``masked``:
+    those at ``n`` or past it add +0.0 (``n - 0.5 > k`` in floating point: and-masks, not
+    branches, see the module docstring)."""
+    f = kb.let("f", first.cast("i64"))
+    zero = kb.const(0, dtype)
+    half = kb.let("half", n.cast(dtype) - 0.5) if masked else None
+    kb.assign(acc, acc + data[f] * x[indices[f]])  # +0.0 + p: never -0.0
+    for k in range(1, slots):
+        p = data[f + k] * x[indices[f + k]]
+        kb.assign(acc, acc + (where(half > float(k), p, zero) if masked else p))
 
 
 def _looped(kb: KernelBuilder, dtype: str, indices, data, x, first: E, last: E,

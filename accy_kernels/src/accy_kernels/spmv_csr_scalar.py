@@ -112,14 +112,9 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     slots = [plan.param(indptr, "i32"), plan.param(indices, "i32"), plan.param(data, dtype),
              plan.param(x, dtype)]
     if _cpu(backend):  # the rows kernel of the prepared launch (checked on the host here)
-        from accy_kernels.spmv_csr_rows import (
-            csr_rows_kernel,
-            rows_groups,
-            rows_scalars,
-            sampled_slots,
-        )
+        from accy_kernels.spmv_csr_rows import rows_groups, rows_kernel_for, rows_scalars
 
-        plan.launch(csr_rows_kernel(dtype, sampled_slots(indptr), checked=False),
+        plan.launch(rows_kernel_for(dtype, indptr, checked=False),
                     rows_groups(n_rows), [y, *slots],
                     rows_scalars(n_rows, A.shape[1], indices.size))
     elif loop_budget(backend) is None:  # the whole-rows kernel

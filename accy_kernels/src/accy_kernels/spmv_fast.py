@@ -130,12 +130,7 @@ class _Prepared:
         from accy.runtime.fast_call import _address
 
         from accy_kernels.spmv_csr_check import check_host
-        from accy_kernels.spmv_csr_rows import (
-            csr_rows_kernel,
-            rows_groups,
-            rows_scalars,
-            sampled_slots,
-        )
+        from accy_kernels.spmv_csr_rows import rows_groups, rows_kernel_for, rows_scalars
 
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.shape = A.shape
@@ -153,7 +148,7 @@ class _Prepared:
         check_host(A.indptr, A.indices, n_cols, size)  # as the ordinary path would raise
         n_rows = self.n_rows
         # the CPU rows kernel, its structure check fused in (checked every call)
-        rows = _load(be, csr_rows_kernel(_FLOATS[self.dtype], sampled_slots(A.indptr)))
+        rows = _load(be, rows_kernel_for(_FLOATS[self.dtype], A.indptr))
         stored = int(A.indptr[-1])
         arrays = [_address(a) if a.size else 0 for a in (A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
