@@ -10,11 +10,10 @@ import pytest
 import scipy.sparse
 from accy.errors import InputError
 from accy_kernels.spmv_csr_rows import (
-    BLOCK,
     MAX_SLOTS,
+    block_starts,
     choose_slots,
     csr_rows_kernel,
-    rows_groups,
     rows_scalars,
     sampled_slots,
 )
@@ -23,6 +22,8 @@ import accy_kernels as ak
 from accy_kernels import spmv_fast
 
 pytest.importorskip("accy_backend_cpu")
+
+BLOCK = 32  # rows + entries of a block in these tests (several blocks on small matrices)
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +38,7 @@ def _lengths_matrix(dtype, seed=0):
     over several blocks; one column of x is inf, one NaN."""
     rng = np.random.default_rng(seed)
     lengths = rng.integers(0, 13, 5 * BLOCK + 7)
-    lengths[[3, BLOCK - 1, 2 * BLOCK]] = [40, 9, 101]  # long rows, one at a block's end
+    lengths[[3, BLOCK - 1, 2 * BLOCK]] = [40, 9, 101]  # long rows
     indptr = np.zeros(lengths.size + 1, np.int32)
     np.cumsum(lengths, out=indptr[1:])
     n_cols = 120
@@ -84,9 +85,10 @@ def _run(a, x, slots, checked, exact=False):
     be = backend_object("cpu")
     dtype = "f32" if a.dtype == np.float32 else "f64"
     k = _load(be, csr_rows_kernel(dtype, slots, checked, exact))
-    arrays = [_address(v) for v in (a.indptr, a.indices, a.data)]
+    starts = block_starts(a.indptr, BLOCK)
+    arrays = [_address(v) for v in (starts, a.indptr, a.indices, a.data)]
     slots_ = (["err"] if checked else []) + [("arg", 0), *arrays, ("arg", 1)]
-    call = bind_native_call(be, [(k, rows_groups(a.shape[0]),
+    call = bind_native_call(be, [(k, starts.size - 1,
                                   rows_scalars(*a.shape, a.indices.size), slots_)],
                             release_gil=False)
     y = np.empty(a.shape[0], a.dtype)
@@ -125,7 +127,25 @@ def test_width_chosen_from_row_lengths():
     assert sampled_slots(big) == choose_slots(big) == (2, False)
 
 
-def test_fused_check_flags_a_bad_block_anywhere():
+def test_blocks_partition_the_rows_balanced_by_nonzeros():
+    rng = np.random.default_rng(5)
+    lengths = np.minimum(rng.zipf(1.8, 3000), 5000)  # power-law rows, some very long
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    starts = block_starts(indptr, 256)
+    assert starts.dtype == np.int32 and starts[0] == 0 and starts[-1] == lengths.size
+    assert (np.diff(starts) > 0).all()
+    work = np.diff(indptr[starts] + starts)  # rows + entries of each block
+    one_row = np.diff(starts) == 1
+    assert (work[~one_row] <= 256 + lengths.max()).all() and work.max() >= 256
+    assert abs(np.median(work[~one_row]) - 256) < 64  # about the asked work each
+    assert block_starts(np.zeros(1, np.int32)).tolist() == [0]
+    assert block_starts(np.zeros(4, np.int32)).tolist() == [0, 3]  # empty rows: one block
+
+
+def test_fused_check_flags_a_bad_block_anywhere(monkeypatch):
+    from accy_kernels import spmv_csr_rows
+
+    monkeypatch.setattr(spmv_csr_rows, "BLOCK_WORK", BLOCK)  # many blocks in a small matrix
     a, _ = _lengths_matrix(np.float64, seed=3)
     x = np.random.default_rng(3).standard_normal(a.shape[1])
     np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
@@ -143,6 +163,10 @@ def test_fused_check_flags_a_bad_block_anywhere():
             ak.spmv(a, x)
         a.indices[j] = old
     np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    # a valid in-place edit of the structure: the blocks made before still partition it
+    a.indptr[1:-1] = np.sort(np.random.default_rng(4).integers(0, a.nnz, a.shape[0] - 1))
+    np.testing.assert_allclose(ak.spmv(a, x), a @ x, rtol=1e-12)
+    assert spmv_fast.prepared_count() == 1
     assert _run(a, x, 3, True) is not None
     a.indptr[-1] = a.indices.size + 1  # past the stored entries: the last block refuses
     assert _run(a, x, 3, True) is None

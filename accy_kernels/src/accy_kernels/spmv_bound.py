@@ -94,13 +94,16 @@ def bind_csr(be: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
     rows kernel's work-groups are of one work-item), kept for callers."""
     from accy.families.runner import _load
 
-    from accy_kernels.spmv_csr_rows import rows_groups, rows_kernel_for, rows_scalars
+    from accy_kernels.spmv_csr_rows import block_starts, rows_kernel_for, rows_scalars
 
     n_rows, dtype = indptr.size - 1, data.dtype
     loaded = _load(be, rows_kernel_for(_FLOATS[dtype], indptr, checked=False))
-    return _bind(be, loaded, rows_groups(n_rows), 1,
+    starts = block_starts(indptr)
+    starts.flags.writeable = False
+    return _bind(be, loaded, starts.size - 1, 1,
                  rows_scalars(n_rows, 0, min(indices.size, data.size)),  # n_cols: unread
-                 [indptr, indices, data], n_rows, dtype, int(indptr[-1]) if n_rows else 0)
+                 [starts, indptr, indices, data], n_rows, dtype,
+                 int(indptr[-1]) if n_rows else 0)
 
 
 def bind_sell(be: Any, layout: tuple, n_rows: int, c: int,

@@ -8,8 +8,13 @@ row whose exit mispredicts whenever row lengths vary (a few cycles of work, ~15 
 mispredict). This kernel, for the CPU backend only, computes the same sums in the same order
 (the order of :mod:`accy_kernels.spmv_csr_scalar`, so the same bits) with:
 
-* **work-item = ``BLOCK`` rows** (``[t * BLOCK, (t + 1) * BLOCK)``): each row's first entry
-  is the previous row's end (one row-pointer load per row);
+* **work-item = a block of rows of about ``BLOCK_WORK`` rows + entries**
+  (:func:`block_starts`: rows ``[starts[t], starts[t + 1])``, balanced by nonzeros as
+  merge-path balances, Merrill & Garland, SC'16, but never splitting a row), so the pool's
+  even split of work-groups is an even split of work whatever the row lengths; each row's
+  first entry is the previous row's end (one row-pointer load per row). ``starts`` is made
+  from ``indptr`` once and owned by the caller: any non-decreasing partition of the rows is
+  correct, so an in-place edit of ``indptr`` later only unbalances it;
 * **the check fused in** (``checked=True``): before reading through them, work-item ``t``
   checks its block's row pointers (every value in ``[0, size]``, non-decreasing) and column
   indices (in ``[0, n_cols)``) in two loops that LLVM vectorizes, from data that the product
@@ -45,19 +50,31 @@ from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
 
-__all__ = ["BLOCK", "EXACT_SHARE", "MAX_SLOTS", "SAMPLE_ROWS", "choose_slots",
-           "csr_rows_kernel", "rows_groups", "rows_kernel_for", "rows_scalars",
+__all__ = ["BLOCK_WORK", "EXACT_SHARE", "MAX_SLOTS", "SAMPLE_ROWS", "block_starts",
+           "choose_slots", "csr_rows_kernel", "rows_kernel_for", "rows_scalars",
            "sampled_slots"]
 
-#: rows per work-item
-BLOCK = 32
+#: rows + entries per work-item (a block's indices and values stay in L1 from its check to
+#: its product)
+BLOCK_WORK = 1024
 #: the most straight-line slots (rows of SHORT_ROW or more entries are summed in chains)
 MAX_SLOTS = SHORT_ROW - 1
 
 
-def rows_groups(n_rows: int) -> int:
-    """Work-groups (of one work-item) of :func:`csr_rows_kernel` for ``n_rows`` rows."""
-    return -(-n_rows // BLOCK)
+def block_starts(indptr: np.ndarray, work: int | None = None) -> np.ndarray:
+    """``(blocks + 1,)`` int32 first rows of the blocks of :func:`csr_rows_kernel` (the
+    launch has ``blocks`` work-groups of one work-item): block ``t`` is rows
+    ``[starts[t], starts[t + 1])``, about ``work`` rows + entries each (a row longer than
+    that is a block of its own; ``work`` None: ``BLOCK_WORK``). ``indptr`` must be
+    non-decreasing (checked before)."""
+    work = work or BLOCK_WORK
+    n = indptr.size - 1
+    if n <= 0:
+        return np.zeros(1, np.int32)
+    w = indptr.astype(np.int64) + np.arange(n + 1)  # work before each row: increasing
+    blocks = max(1, -(-int(w[-1] - w[0]) // work))
+    cuts = np.searchsorted(w, w[0] + np.arange(1, blocks, dtype=np.int64) * work)
+    return np.unique(np.concatenate([[0], cuts, [n]])).astype(np.int32)
 
 
 def rows_scalars(n_rows: int, n_cols: int, size: int) -> list[tuple[str, int]]:
@@ -121,9 +138,10 @@ def rows_kernel_for(dtype: str, indptr: np.ndarray, checked: bool = True):
 
 @functools.cache
 def csr_rows_kernel(dtype: str, slots: int, checked: bool = True, exact: bool = False):
-    """Buffers (err i32 readwrite — only when ``checked`` —, y readwrite, indptr i32,
-    indices i32, data, x); scalars n_rows, n_cols, size (i32, :func:`rows_scalars`); one
-    work-item per ``BLOCK`` rows, work-groups of one (:func:`rows_groups`).
+    """Buffers (err i32 readwrite — only when ``checked`` —, y readwrite, starts i32,
+    indptr i32, indices i32, data, x); scalars n_rows, n_cols, size (i32,
+    :func:`rows_scalars`); one work-item per block of rows (``starts``:
+    :func:`block_starts`), in work-groups of one.
 
     ``checked``: check the block's structure first and store the work-item's index into
     ``err[0]`` instead of computing when it is bad (see the module docstring); unchecked,
@@ -140,14 +158,14 @@ def csr_rows_kernel(dtype: str, slots: int, checked: bool = True, exact: bool = 
     kb = KernelBuilder(name + ("_checked" if checked else ""), 1)
     err = kb.buffer("err", "i32", "readwrite") if checked else None
     y = kb.buffer("y", dtype, "readwrite")
+    starts = kb.buffer("starts", "i32", "read")
     indptr, indices = kb.buffer("indptr", "i32", "read"), kb.buffer("indices", "i32", "read")
     data, x = kb.buffer("data", dtype, "read"), kb.buffer("x", dtype, "read")
-    n_rows, n_cols = kb.scalar("n_rows", "i32"), kb.scalar("n_cols", "i32")
-    size = kb.scalar("size", "i32")
+    kb.scalar("n_rows", "i32")
+    n_cols, size = kb.scalar("n_cols", "i32"), kb.scalar("size", "i32")
     t = kb.global_id()
-    r0 = kb.let("r0", t * BLOCK)
-    with kb.if_(r0 < n_rows):
-        r1 = kb.let("r1", call("min", r0 + BLOCK, n_rows))
+    r0, r1 = kb.let("r0", starts[t]), kb.let("r1", starts[t + 1])
+    with kb.if_(r0 < r1):
         if checked:
             # row pointers in [0, size] (unsigned max), each <= the next (min step)
             top = kb.let("top", indptr[r1].cast("u32"))

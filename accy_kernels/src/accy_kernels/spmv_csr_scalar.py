@@ -4,9 +4,10 @@ Work-item ``r`` computes ``y[r] = sum(data[j] * x[indices[j]] for j in
 range(indptr[r], indptr[r + 1]))`` (Bell & Garland, "Implementing Sparse Matrix-Vector
 Multiplication on Throughput-Oriented Processors", SC'09: "CSR scalar").
 
-Summation order. Backends without a loop budget (OpenCL, CUDA) run the whole-rows kernel,
-the CPU the rows kernel of :mod:`accy_kernels.spmv_csr_rows` (the ordinary call and the
-prepared one of :mod:`accy_kernels.spmv_fast` alike), both in this order: a row of
+Summation order. Backends without a loop budget (CPU, OpenCL, CUDA; on the CPU the ordinary
+call, while the prepared one of :mod:`accy_kernels.spmv_fast` and ``prepare_spmv`` run the
+rows kernel of :mod:`accy_kernels.spmv_csr_rows`) run the whole-rows kernel, in this order
+(so all give the same bits): a row of
 fewer than ``SHORT_ROW`` entries is summed left to right from +0.0 (scipy's order, bit for
 bit); a longer row of ``L`` entries in ``CHAINS`` = 4 independent partial sums, ``s_k`` over
 entries ``k, k + 4, ...`` of its first ``4 * (L // 4)`` (each left to right from +0.0),
@@ -22,7 +23,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from accy.families import Candidate, Plan, backend_object, loop_budget
+from accy.families import Candidate, Plan, loop_budget
 from accy.kernel import KernelBuilder, where
 
 from accy_kernels._common import MAX_ELEMS, groups_for, launch_windows, window
@@ -94,14 +95,6 @@ def _whole_rows_kernel(dtype: str, workgroup_size: int):
     return kb.build()
 
 
-def _cpu(backend) -> bool:
-    """Whether ``backend`` is accy's CPU backend (the rows kernel of
-    :mod:`accy_kernels.spmv_csr_rows` is written for it)."""
-    from accy_kernels.spmv_bound import native_cpu
-
-    return native_cpu(backend_object(backend))
-
-
 def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
     """Return ``A @ x`` (``A`` any scipy sparse matrix, converted to CSR on the host)."""
     indptr, indices, data = csr_arrays(A, x.dtype)
@@ -111,13 +104,7 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
     y = plan.output(dtype, n_rows)
     slots = [plan.param(indptr, "i32"), plan.param(indices, "i32"), plan.param(data, dtype),
              plan.param(x, dtype)]
-    if _cpu(backend):  # the rows kernel of the prepared launch (checked on the host here)
-        from accy_kernels.spmv_csr_rows import rows_groups, rows_kernel_for, rows_scalars
-
-        plan.launch(rows_kernel_for(dtype, indptr, checked=False),
-                    rows_groups(n_rows), [y, *slots],
-                    rows_scalars(n_rows, A.shape[1], indices.size))
-    elif loop_budget(backend) is None:  # the whole-rows kernel
+    if loop_budget(backend) is None:  # the whole-rows kernel, as the prepared launch runs
         plan.launch(csr_scalar_kernel(dtype, wg, windowed=False), groups_for(n_rows, wg),
                     [y, *slots], [("i32", n_rows), ("i32", 0), ("i32", MAX_ELEMS)])
     else:

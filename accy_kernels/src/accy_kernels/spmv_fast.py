@@ -121,7 +121,7 @@ class _Prepared:
     """One matrix's bound launches (see the module docstring)."""
 
     __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "n_rows", "pointers",
-                 "launch", "err", "call", "lock", "token", "choice", "backend",
+                 "launch", "err", "call", "starts", "lock", "token", "choice", "backend",
                  "free", "x_shape", "x_strides", "acquire", "release", "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
@@ -130,7 +130,7 @@ class _Prepared:
         from accy.runtime.fast_call import _address
 
         from accy_kernels.spmv_csr_check import check_host
-        from accy_kernels.spmv_csr_rows import rows_groups, rows_kernel_for, rows_scalars
+        from accy_kernels.spmv_csr_rows import block_starts, rows_kernel_for, rows_scalars
 
         self.indptr, self.indices, self.data = A.indptr, A.indices, A.data
         self.shape = A.shape
@@ -150,21 +150,27 @@ class _Prepared:
         # the CPU rows kernel, its structure check fused in (checked every call)
         rows = _load(be, rows_kernel_for(_FLOATS[self.dtype], A.indptr))
         stored = int(A.indptr[-1])
-        arrays = [_address(a) if a.size else 0 for a in (A.indptr, A.indices, A.data)]
+        # the blocks of rows, balanced by nonzeros (ours, read-only: any partition of the
+        # rows is correct, so an in-place edit of A.indptr later only unbalances them)
+        self.starts = starts = block_starts(A.indptr)
+        starts.flags.writeable = False
+        blocks = starts.size - 1
+        arrays = [_address(a) if a.size else 0
+                  for a in (starts, A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
         self.call = self.launch = self.pointers = self.err = None
         if native_cpu(be) and (n_rows + stored < SPLIT_ENTRIES):
             from accy_backend_cpu.native_call import bind_native_call
 
             self.call = bind_native_call(be, [
-                (rows, rows_groups(n_rows), scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
+                (rows, blocks, scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
             ], release_gil=stored >= RELEASE_ENTRIES)
         else:
             self.err = np.full(1, -1, np.int32)
             self.pointers, self.launch = be.bind_launch(
-                rows, _geometry(rows_groups(n_rows), 1), scalars, work=_work(n_rows, stored))
+                rows, _geometry(blocks, 1), scalars, work=_work(n_rows, stored))
             self.pointers[0] = _address(self.err)
-            self.pointers[2], self.pointers[3], self.pointers[4] = arrays
+            self.pointers[2:6] = arrays
         self.ref = weakref.ref(A, _drops.callback(key))
 
     def bad_structure(self) -> None:
@@ -309,7 +315,7 @@ def _locked_call(e: _Prepared, y: np.ndarray, x: np.ndarray) -> bool:
     try:
         e.err[0] = -1
         e.pointers[1] = _address(y) if e.shape[0] else 0
-        e.pointers[5] = _address(x) if e.shape[1] else 0
+        e.pointers[6] = _address(x) if e.shape[1] else 0
         e.launch()
         if e.err[0] != -1:
             e.bad_structure()
