@@ -38,8 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from accy_backend_cpu.loading import RAW_KERNEL_FN
-
 __all__ = ["MAX_RANGES", "SPIN_NS", "YIELD_NS", "NativeWorkers", "native_pool_available"]
 
 #: ns a worker spins after its last range before it sleeps
@@ -49,15 +47,19 @@ YIELD_NS = 20_000
 #: most ranges of one job (the ticket's 20-bit field, less room for late claims)
 MAX_RANGES = (1 << 20) - 1024
 
-_TICKET, _DONE, _SLEEPERS, _QUIT, _BUDGET, _CLOCK, _YIELD = 0, 8, 16, 24, 40, 41, 42
-_WORDS = 48
+_TICKET, _DONE, _SLEEPERS, _QUIT, _BUDGET, _CLOCK, _YIELD, _BUSY = 0, 8, 16, 24, 40, 41, 42, 48
+_WORDS = 56
+#: the sleepers word of a generation whose workers are not started yet (non-zero: a launch
+#: calls :meth:`NativeWorkers.attention`, which starts them)
+NOT_STARTED = 1 << 32
 _WORK_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
 #: accy_pool_launch called with ctypes objects only (no argument conversion per call)
 _RAW_LAUNCH_FN = ctypes.CFUNCTYPE(None)
 _LAUNCH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_HOLD_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _lock = threading.Lock()
-_code: dict[str, tuple[Any, Any, int]] = {}  # fingerprint: (holder, work, launch)
+_code: dict[str, tuple[Any, Any, int, Any]] = {}  # fingerprint: (holder, work, launch, hold)
 _live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
 
 
@@ -67,9 +69,10 @@ def native_pool_available() -> bool:
             and hasattr(time, "CLOCK_MONOTONIC") and os.name == "posix")
 
 
-def _functions(target: Any) -> tuple[Any, int]:
-    """``(work function, launch address)`` of the pool's code for ``target``: made once per
-    process and target and kept for the life of the process (never unloaded).
+def _functions(target: Any) -> tuple[Any, int, Any]:
+    """``(work function, launch address, hold function)`` of the pool's code for
+    ``target``: made once per process and target and kept for the life of the process
+    (never unloaded).
 
     The code is linked into a shared object and kept in the artifact cache
     (:mod:`accy_backend_cpu.shared_object`), so a warm process loads it with ``dlopen``
@@ -88,8 +91,9 @@ def _functions(target: Any) -> tuple[Any, int]:
                 # never freed, not even at interpreter teardown: a worker may still be
                 # leaving the spin loop when module globals are cleared
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(holder))
-                got = _code[key] = (holder, _WORK_FN(addresses[0]), addresses[1])
-    return got[1], got[2]
+                got = _code[key] = (holder, _WORK_FN(addresses[0]), addresses[1],
+                                    _HOLD_FN(addresses[2]))
+    return got[1], got[2], got[3]
 
 
 def _load_code(target: Any) -> tuple[Any, list[int]]:
@@ -134,8 +138,9 @@ class _Block:
         self.reset()
 
     def reset(self) -> None:
-        """No job, no sleeper, no quit; the spin settings."""
+        """No job, no worker, no quit, not busy; the spin settings."""
         self.words[:] = 0
+        self.words[_SLEEPERS] = NOT_STARTED
         self.words[_BUDGET] = SPIN_NS
         self.words[_CLOCK] = time.CLOCK_MONOTONIC
         self.words[_YIELD] = YIELD_NS
@@ -187,25 +192,64 @@ class NativeWorkers:
 
     def __init__(self, target: Any) -> None:
         self.target = target
-        self._busy = threading.Lock()
+        self._lock = threading.Lock()  # starts, stops, wakes (never held by a launch)
         self._block = _Block()
         self._sleepers = ctypes.c_int64.from_address(self._block.address + 8 * _SLEEPERS)
         self._box = [_State(self._block)]  # the current generation (the finalizer's box)
         self._work: Any = None
         self._launch = 0
         self._launch_fn: Any = None
-        self._started = 0  # workers of the current generation
+        self._hold: Any = None
+        self._wanted = 0  # workers a launch asked for
         _live.add(self)
         weakref.finalize(self, _stop_current, self._box)
 
-    def _start(self, count: int) -> None:
-        state = self._box[0]
-        while len(state.threads) < count:
+    def _compile(self) -> None:
+        if self._work is None:
+            work, self._launch, self._hold = _functions(self.target)
+            self._launch_fn = _LAUNCH_FN(self._launch)
+            self._work = work
+
+    def attention(self) -> None:
+        """What a launch does when the sleepers word is non-zero: start the workers of the
+        current generation if they are not, else wake the sleeping ones. Called with the
+        GIL (a native call's trampoline calls it too); never raises for a stopped pool."""
+        with self._lock:
+            state = self._box[0]
+            if state.quit:
+                return
+            if not state.threads:
+                if self._wanted:
+                    self._block.words[_SLEEPERS] = 0  # no worker of this generation yet
+                    self._spawn(state)
+                return
+        state.wake()
+
+    def _spawn(self, state: _State) -> None:
+        """Start workers of ``state`` up to the number wanted (under ``_lock``)."""
+        while len(state.threads) < self._wanted:
             t = threading.Thread(target=_worker, args=(state, self._work), daemon=True,
                                  name=f"accy-cpu-native-{len(state.threads)}")
             t.start()
             state.threads.append(t)
-        self._started = len(state.threads)
+
+    def native(self, threads: int) -> tuple[int, int, Any]:
+        """``(control block address, accy_pool_launch address, attention)`` for native
+        callers of launches on up to ``threads`` threads (:mod:`native_call`): they call
+        ``attention()`` (with the GIL) when the word at ``block + 8 * 16`` is non-zero,
+        then the launch; what they return must hold this object.
+
+        Raises:
+            CodegenError: the pool's code did not compile (first use of the process).
+        """
+        self._compile()
+        if threads - 1 > self._wanted:
+            with self._lock:
+                self._wanted = max(self._wanted, threads - 1)
+                state = self._box[0]
+                if state.threads and not state.quit:  # a running generation: more of it
+                    self._spawn(state)
+        return self._block.address, self._launch, self.attention
 
     def bind(self, fn: int, pointers: Any, scalars: Any, groups: int, ranges: int,
              threads: int) -> Callable[[], None]:
@@ -218,38 +262,21 @@ class NativeWorkers:
         Raises:
             CodegenError: the pool's code did not compile (first bind of the process).
         """
-        self._compile()
+        self.native(threads)
         groups = int(groups)
         call = functools.partial(
             _RAW_LAUNCH_FN(self._launch), ctypes.c_void_p(self._block.address),
             ctypes.c_void_p(fn), pointers, scalars, ctypes.c_int64(groups),
             ctypes.c_int64(max(1, min(ranges, groups, MAX_RANGES))))
-        inline = functools.partial(RAW_KERNEL_FN(fn), pointers, scalars, ctypes.c_int32(0),
-                                   ctypes.c_int32(groups), ctypes.c_int32(groups))
-        acquire, release, sleepers = self._busy.acquire, self._busy.release, self._sleepers
-        helpers = threads - 1
+        sleepers, attention = self._sleepers, self.attention
 
         def go() -> None:
-            if not acquire(False):
-                inline()
-                return
-            try:
-                if self._started < helpers:
-                    self._start(helpers)
-                if sleepers.value:
-                    self._box[0].wake()
-                call()
-            finally:
-                release()
+            if sleepers.value:
+                attention()
+            call()
 
-        go.keep = (pointers, scalars, self._block)  # type: ignore[attr-defined]
+        go.keep = (pointers, scalars, self)  # type: ignore[attr-defined]
         return go
-
-    def _compile(self) -> None:
-        if self._work is None:
-            work, self._launch = _functions(self.target)
-            self._launch_fn = _LAUNCH_FN(self._launch)
-            self._work = work
 
     def launch(self, fn: int, pointers: Any, scalars: Any, groups: int, ranges: int,
                threads: int) -> None:
@@ -258,47 +285,37 @@ class NativeWorkers:
         Raises:
             CodegenError: the pool's code did not compile (first launch of the process).
         """
-        self._compile()
-        if not self._busy.acquire(False):
-            RAW_KERNEL_FN(fn)(pointers, scalars, ctypes.c_int32(0), ctypes.c_int32(groups),
-                              ctypes.c_int32(groups))
-            return
-        try:
-            if self._started < threads - 1:
-                self._start(threads - 1)
-            if self._sleepers.value:
-                self._box[0].wake()
-            self._launch_fn(self._block.address, fn, pointers, scalars, groups,
-                            max(1, min(ranges, groups, MAX_RANGES)))
-        finally:
-            self._busy.release()
+        self.native(threads)
+        if self._sleepers.value:
+            self.attention()
+        self._launch_fn(self._block.address, fn, pointers, scalars, groups,
+                        max(1, min(ranges, groups, MAX_RANGES)))
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Wait for the running launch, stop and join the workers (a later launch starts
-        new ones). ``timeout``: seconds to wait for the launch and for each worker."""
-        if not self._busy.acquire(timeout=-1 if timeout is None else timeout):
-            return
-        try:
-            state = self._box[0]
-            state.stop()
-            for t in state.threads:
-                t.join(timeout)
-            if any(t.is_alive() for t in state.threads):
-                return  # (interpreter exit only) the block stays the old workers'
-            self._block.reset()
-            self._box[0] = _State(self._block)
-            self._started = 0
-        finally:
-            self._busy.release()
+        new ones). ``timeout``: seconds to wait for each worker (interpreter exit)."""
+        if self._hold is None:
+            return  # never launched: no worker
+        with self._lock:
+            self._hold(self._block.address)  # launches meanwhile run on their callers
+            try:
+                state = self._box[0]
+                state.stop()
+                for t in state.threads:
+                    t.join(timeout)
+                if any(t.is_alive() for t in state.threads):
+                    return  # (interpreter exit only) the block stays the old workers'
+                self._block.reset()  # frees the busy word too
+                self._box[0] = _State(self._block)
+            finally:
+                self._block.words[_BUSY] = 0
 
     def _after_fork(self) -> None:
-        """In a forked child: the parent's workers do not exist here (the lock is the
-        same object, which bound launches hold: freed if a parent's thread held it)."""
-        if self._busy.locked():
-            self._busy.release()
+        """In a forked child: the parent's workers do not exist here (nor a launch)."""
+        if self._lock.locked():
+            self._lock.release()
         self._block.reset()
         self._box[0] = _State(self._block)
-        self._started = 0
 
 
 def _stop_current(box: list[_State]) -> None:

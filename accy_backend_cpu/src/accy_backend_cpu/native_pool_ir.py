@@ -11,6 +11,7 @@ word 32   the job: kernel entry, pointer array, scalar block, work-groups (words
 word 40   spin budget in ns since a worker's last range before it sleeps; word 41 the
           clock id of ``clock_gettime``; word 42 ns of spinning after which a waiting
           thread also calls ``sched_yield`` between polls
+word 48   the busy word: 1 while a launch (or ``accy_pool_hold``) holds the block
 ========  ==============================================================================
 
 ``i64 accy_pool_work(ptr ctl, i64 woke)``: a worker's loop. Claims ranges while the ticket
@@ -20,10 +21,13 @@ checked the ticket once more after that, so a job posted meanwhile is not missed
 the quit flag is set. ``woke = 1`` takes back the announcement of the previous sleep.
 
 ``void accy_pool_launch(ptr ctl, ptr fn, ptr ptrs, ptr scalars, i64 groups, i64 ranges)``:
-posts a job (one at a time per block: the caller serializes), claims ranges like the
-workers, then waits until every range is finished. Range ``p`` of ``ranges`` is the
-``p``-th of :func:`accy_backend_cpu.threadpool.split_range`; a kernel is called as
-``fn(ptrs, scalars, begin, end, groups)``.
+takes the busy word (compare-and-swap; when another launch holds it, runs the whole launch
+on the calling thread instead and returns), posts a job, claims ranges like the workers,
+waits until every range is finished and frees the busy word. Reentrant: any thread, any
+number at once, never waiting for another launch. ``void accy_pool_hold(ptr ctl)`` takes
+the busy word, waiting for the running launch (freed with a release store of 0). Range
+``p`` of ``ranges`` is the ``p``-th of :func:`accy_backend_cpu.threadpool.split_range`; a
+kernel is called as ``fn(ptrs, scalars, begin, end, groups)``.
 
 Memory order: the job words are written before the ticket (a sequentially consistent
 store), read by a thread only after its fetch-add claimed a range of that ticket, and no
@@ -36,7 +40,7 @@ from __future__ import annotations
 __all__ = ["POOL_ENTRIES", "pool_ir"]
 
 #: the module's entry points
-POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch")
+POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch", "accy_pool_hold")
 
 _IR = """
 declare i32 @sched_yield()
@@ -179,9 +183,33 @@ out:
   ret i64 1
 }}
 
+define void @accy_pool_hold(ptr %ctl) nounwind {{
+entry:
+  %busyp = getelementptr i64, ptr %ctl, i64 48
+  br label %try
+try:
+  %r = cmpxchg ptr %busyp, i64 0, i64 1 acquire monotonic, align 8
+  %got = extractvalue {{ i64, i1 }} %r, 1
+  br i1 %got, label %out, label %wait
+wait:
+{pause}  %y = call i32 @sched_yield()
+  br label %try
+out:
+  ret void
+}}
+
 define void @accy_pool_launch(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
                               i64 %ranges) nounwind {{
 entry:
+  %busyp = getelementptr i64, ptr %ctl, i64 48
+  %r = cmpxchg ptr %busyp, i64 0, i64 1 acquire monotonic, align 8
+  %got = extractvalue {{ i64, i1 }} %r, 1
+  br i1 %got, label %post, label %inline
+inline:
+  %ig = trunc i64 %groups to i32
+  call void %fn(ptr %ptrs, ptr %sc, i32 0, i32 %ig, i32 %ig)
+  ret void
+post:
   %donep = getelementptr i64, ptr %ctl, i64 8
   %fnp = getelementptr i64, ptr %ctl, i64 32
   %ptrsp = getelementptr i64, ptr %ctl, i64 33
@@ -232,6 +260,7 @@ yield:
   %y = call i32 @sched_yield()
   br label %wait
 out:
+  store atomic i64 0, ptr %busyp release, align 8
   ret void
 }}
 """
