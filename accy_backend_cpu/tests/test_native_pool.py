@@ -176,3 +176,49 @@ def test_fork_and_interpreter_exit_with_spinning_workers(artifact):
                          timeout=120)
     assert got.returncode == 0, got.stderr[-2000:]
     assert got.stdout.strip() == "done"
+
+
+def test_native_calls_split_over_the_pool_from_many_threads(artifact):
+    """bind_native_call with works: the launch goes through accy_pool_launch (workers
+    started and woken by the trampoline's attention call), from 6 threads at once, while
+    the pool is shut down now and then; a chain of a split and an inline launch."""
+    from accy_backend_cpu.native_call import bind_native_call
+
+    be, loaded = _backend(artifact, 3)
+    n = 300 * WG + 5
+    groups = -(-n // WG)
+    f = bind_native_call(be, [(loaded, groups, [("i32", n)], [("arg", 0)]),
+                              (loaded, groups, [("i32", n)], [("arg", 0)])],
+                         False, works=[n, None])
+    out = np.zeros(n, np.int32)
+    assert f(out, None) is out and (out == 2).all()
+    native = be.pool._native
+    assert len(native._box[0].threads) == 2  # the first call started the workers
+    deadline = time.monotonic() + 10
+    while native._sleepers.value < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
+    gen = native._box[0].gen
+    assert f(out, None) is out and (out == 4).all()
+    assert native._box[0].gen == gen + 1  # the trampoline woke them
+    errors: list[BaseException] = []
+
+    def caller() -> None:
+        try:
+            mine = np.zeros(n, np.int32)
+            for i in range(1, 151):
+                f(mine, None)
+                if i % 50 == 0:
+                    be.pool.shutdown()
+            assert (mine == 300).all()
+        except BaseException as e:  # reported by the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=caller) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    be.close()
+    assert not errors, errors[0]
+    assert f(out, None) is out and (out == 6).all()  # after close: new workers
+    be.close()

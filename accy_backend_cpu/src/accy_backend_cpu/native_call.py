@@ -16,8 +16,12 @@ the calling thread's stack), so one function may be called from many threads at 
 GIL is released around the kernels when ``release_gil`` (bigger launches), kept for tiny ones
 (as numpy does). Lifetime: the function holds its block (a ctypes structure), which holds
 the loaded kernels, their engines and the trampoline's engine, so the code and every bound
-buffer stay alive as long as the function does; launches run whole on the calling thread
-(``[0, groups)``), never split over the pool.
+buffer stay alive as long as the function does. Launches run whole on the calling thread
+(``[0, groups)``), except those bound with a ``works`` entry that the pool would split:
+those call the pool's ``accy_pool_launch`` (:mod:`accy_backend_cpu.native_pool`: its
+native workers run ranges; it runs whole on the caller while another launch holds the
+pool), after calling the pool's ``attention()`` with the GIL when its workers sleep or are
+not started; the function then holds the pool's workers object too.
 
 Availability (:func:`native_calls_available`): CPython with the GIL, where ndarray and
 ctypes object layouts were checked on probes at import; elsewhere callers keep their ctypes
@@ -74,9 +78,12 @@ def native_calls_available() -> bool:
 
 
 def _ir(shape: tuple, data_off: int, self_off: int) -> str:
-    """The trampoline of one shape: per launch ``(n_buffers, ((slot, source), ...))`` with
-    source ``("arg", i)`` or ``("err",)``; other slots take the block's bound pointer."""
-    n_args = 1 + max((s[1] for _, srcs in shape for _, s in srcs if s[0] == "arg"), default=0)
+    """The trampoline of one shape: per launch ``(n_buffers, ((slot, source), ...), split)``
+    with source ``("arg", i)`` or ``("err",)``; other slots take the block's bound pointer;
+    ``split``: the launch goes through the pool's ``accy_pool_launch``."""
+    n_args = 1 + max((s[1] for _, srcs, _ in shape for _, s in srcs if s[0] == "arg"),
+                     default=0)
+    pooled = any(split for _, _, split in shape)
     lines = ["define ptr @accy_native_call(ptr %self, ptr %args, i64 %nargs) {",
              "entry:",
              f"  %argok = icmp eq i64 %nargs, {n_args + 1}",
@@ -94,6 +101,29 @@ def _ir(shape: tuple, data_off: int, self_off: int) -> str:
     for i in range(n_args):
         lines += [f"  %dp{i} = getelementptr i8, ptr %a{i}, i64 {data_off}",
                   f"  %d{i} = load ptr, ptr %dp{i}"]
+    pre = "go"
+    if pooled:  # words 2-5: the pool's sleepers word, attention(), PyObject_CallObject,
+        # Py_DecRef, PyErr_Clear: a non-zero word calls attention() (the GIL is held here)
+        lines += ["  %slpp = getelementptr i64, ptr %blk, i64 2",
+                  "  %slp = load ptr, ptr %slpp",
+                  "  %slv = load atomic i64, ptr %slp monotonic, align 8",
+                  "  %need = icmp ne i64 %slv, 0",
+                  "  br i1 %need, label %attn, label %attended",
+                  "attn:"]
+        for i, name in enumerate(("cb", "callf", "decf", "clrf")):
+            lines += [f"  %{name}p = getelementptr i64, ptr %blk, i64 {3 + i}",
+                      f"  %{name} = load ptr, ptr %{name}p"]
+        lines += ["  %res = call ptr %callf(ptr %cb, ptr null)",
+                  "  %failed = icmp eq ptr %res, null",
+                  "  br i1 %failed, label %clear, label %decref",
+                  "clear:",
+                  "  call void %clrf()",
+                  "  br label %attended",
+                  "decref:",
+                  "  call void %decf(ptr %res)",
+                  "  br label %attended",
+                  "attended:"]
+        pre = "attended"
     lines += ["  %save = load ptr, ptr %blk",
               "  %rp = getelementptr i64, ptr %blk, i64 1",
               "  %restore = load ptr, ptr %rp",
@@ -103,10 +133,11 @@ def _ir(shape: tuple, data_off: int, self_off: int) -> str:
               "  %ts = call ptr %save()",
               "  br label %start",
               "start:",
-              "  %tsv = phi ptr [ null, %go ], [ %ts, %release ]",
+              f"  %tsv = phi ptr [ null, %{pre} ], [ %ts, %release ]",
               "  br label %run0"]
-    word = 2
-    for k, (n_buf, sources) in enumerate(shape):
+    word = 7 if pooled else 2
+    for k, (n_buf, sources, split) in enumerate(shape):
+        extra = 3 if split else 0  # the pool's block, accy_pool_launch, the ranges
         src = dict(sources)
         lines += [f"run{k}:",
                   f"  %fp{k} = getelementptr i64, ptr %blk, i64 {word}",
@@ -122,7 +153,7 @@ def _ir(shape: tuple, data_off: int, self_off: int) -> str:
             s = src.get(slot)
             if s is None:
                 lines += [f"  %tp{k}_{slot} = getelementptr i64, ptr %blk, i64 "
-                          f"{word + 3 + slot}",
+                          f"{word + 3 + extra + slot}",
                           f"  %t{k}_{slot} = load ptr, ptr %tp{k}_{slot}",
                           f"  store ptr %t{k}_{slot}, ptr %q{k}_{slot}"]
             elif s[0] == "arg":
@@ -130,11 +161,20 @@ def _ir(shape: tuple, data_off: int, self_off: int) -> str:
             else:
                 lines.append(f"  store ptr %err, ptr %q{k}_{slot}")
         nxt = f"run{k + 1}" if k + 1 < len(shape) else "done"
-        lines += [f"  call void %fn{k}(ptr %bufs{k}, ptr %sc{k}, i32 0, i32 %g{k}, i32 %g{k})",
-                  f"  %e{k} = load i32, ptr %err",
+        if split:
+            for i, name in enumerate(("ctl", "pl", "rg")):
+                lines += [f"  %{name}p{k} = getelementptr i64, ptr %blk, i64 {word + 3 + i}",
+                          f"  %{name}{k} = load {'i64' if name == 'rg' else 'ptr'}, "
+                          f"ptr %{name}p{k}"]
+            lines.append(f"  call void %pl{k}(ptr %ctl{k}, ptr %fn{k}, ptr %bufs{k}, "
+                         f"ptr %sc{k}, i64 %g{k}w, i64 %rg{k})")
+        else:
+            lines.append(f"  call void %fn{k}(ptr %bufs{k}, ptr %sc{k}, i32 0, i32 %g{k}, "
+                         f"i32 %g{k})")
+        lines += [f"  %e{k} = load i32, ptr %err",
                   f"  %ok{k} = icmp eq i32 %e{k}, -1",
                   f"  br i1 %ok{k}, label %{nxt}, label %done"]
-        word += 3 + n_buf
+        word += 3 + extra + n_buf
     last = n_args
     lines += ["done:",
               "  br i1 %keep, label %finish, label %retake",
@@ -172,7 +212,7 @@ def _trampoline(backend: Any, shape: tuple) -> tuple[Any, int]:
 def bind_native_call(backend: Any,
                      launches: Sequence[tuple[Any, int, Sequence[tuple[str, int | float]],
                                               Sequence[Any]]],
-                     release_gil: bool) -> Any:
+                     release_gil: bool, works: Sequence[int | None] | None = None) -> Any:
     """A builtin function running ``launches`` in order on the calling thread.
 
     Args:
@@ -180,6 +220,13 @@ def bind_native_call(backend: Any,
             int (a bound address), ``("arg", i)`` (the data of the call's ndarray argument
             ``i``) or ``"err"`` (the call's error word, an i32 starting at -1).
         release_gil: release the GIL while the kernels run.
+        works: per launch its total work (work-items times their loop iterations, or
+            what stands for it, e.g. a sparse product's rows plus stored entries), or None
+            (the default for every launch): a launch whose work the backend's pool would
+            split is split over the pool's native workers
+            (:mod:`accy_backend_cpu.native_pool`; the GIL is then released), where they
+            are available; a split launch runs whole on the caller while another launch
+            holds the pool.
 
     Returns:
         ``f(a0, ..., a_{n-1}, fail)``: every ``a_i`` must be an exact ndarray whose buffer
@@ -189,11 +236,22 @@ def bind_native_call(backend: Any,
     Raises:
         LaunchError: native calls are unavailable, a kernel was destroyed, a scalar count
             or dtype mismatch, or a slot count that is not the kernel's.
+        CodegenError: the pool's native code did not compile (first split of the process).
     """
     if _LAYOUT is None:
         raise LaunchError("cpu: native calls need CPython with the GIL (checked layouts)")
-    shape, words, keep = [], [0, 0], []
-    for loaded, groups, scalars, slots in launches:
+    parts = _parts(backend, launches, works)
+    native = backend.pool._native_workers() if any(p > 1 for p in parts) else False
+    pool_words: list[int] = []
+    if native:
+        ctl, pool_launch, attention = native.native(max(parts))
+        api = ctypes.pythonapi
+        pool_words = [ctl + 8 * 16, id(attention)] + [
+            ctypes.cast(f, ctypes.c_void_p).value
+            for f in (api.PyObject_CallObject, api.Py_DecRef, api.PyErr_Clear)]
+        release_gil = True
+    shape, words, keep = [], [0, 0, *pool_words], [native, attention if native else None]
+    for (loaded, groups, scalars, slots), n_parts in zip(launches, parts, strict=True):
         name, meta = live_kernel(loaded)
         if len(slots) != len(meta["buffers"]):
             raise LaunchError(f"launch {name!r}: {len(slots)} slots for "
@@ -207,9 +265,13 @@ def bind_native_call(backend: Any,
                 continue
             bound.append(0)
             sources.append((i, ("err",) if s == "err" else ("arg", int(s[1]))))
-        shape.append((len(slots), tuple(sources)))
+        split = bool(native) and n_parts > 1
+        shape.append((len(slots), tuple(sources), split))
         words += [ctypes.cast(loaded.function, ctypes.c_void_p).value,
-                  ctypes.addressof(packed), int(groups), *bound]
+                  ctypes.addressof(packed), int(groups)]
+        if split:
+            words += [ctl, pool_launch, min(int(groups), n_parts * backend.pool.ranges_per_thread)]
+        words += bound
     engine, address = _trampoline(backend, tuple(shape))
     if release_gil:
         words[0] = ctypes.cast(ctypes.pythonapi.PyEval_SaveThread, ctypes.c_void_p).value
@@ -221,6 +283,20 @@ def bind_native_call(backend: Any,
     new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.py_object,
                                                    ctypes.c_void_p]
     return new(ctypes.addressof(method), block, None)
+
+
+def _parts(backend: Any, launches: Sequence[Any], works: Sequence[int | None] | None
+           ) -> list[int]:
+    """Threads the backend's pool would split each launch over (1: not split)."""
+    pool = getattr(backend, "pool", None)
+    if not works or pool is None:
+        return [1] * len(launches)
+    out = []
+    for (_, groups, _, _), work in zip(launches, works, strict=True):
+        groups = int(groups)
+        out.append(1 if work is None or groups <= 0 else
+                   pool._parts(groups, max(1, -(-int(work) // groups))))
+    return out
 
 
 class _Block(ctypes.Structure):
