@@ -291,8 +291,22 @@ class FunctionEmitter:
                 self.if_else(s, lambda: self.block(s.then), lambda: self.block(s.orelse))
             case ir.Barrier():
                 self.target.barrier(self)
+            case ir.Prefetch(buf, index):
+                if not self.target.simt:  # GPU targets: dropped (see ir.Prefetch)
+                    self.prefetch(buf, index)
             case _:
                 raise InternalError(f"codegen: unknown statement {type(s).__name__}; please report")
+
+    def prefetch(self, buf: str, index: ir.Expr) -> None:
+        """Emit ``llvm.prefetch`` (read, locality 3, data cache) of element ``index`` of
+        ``buf``: a plain ``getelementptr`` (not ``inbounds``), since a prefetch past the
+        buffer is valid and must not be poison."""
+        p = self.buffers[buf]
+        idx = self.index64(index)
+        v = self.value(f"getelementptr {memory_type(p.dtype)}, ptr {self.buffer_values[buf]}, "
+                       f"i64 {idx}")
+        self.declare("llvm.prefetch.p0", "void", ["ptr", "i32", "i32", "i32"])
+        self.emit(f"call void @llvm.prefetch.p0(ptr {v}, i32 0, i32 3, i32 1)")
 
     def atomic(self, op: str, buf: str, index: ir.Expr, value: ir.Expr) -> None:
         """Emit ``atomicrmw`` (result discarded), or the target's ``atomic_rmw(em, op,

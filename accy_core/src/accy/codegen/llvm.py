@@ -58,7 +58,22 @@ class GroupIf:
     orelse: list[Region | GroupFor | GroupIf] = field(default_factory=list)
 
 
-Node = Region | GroupFor | GroupIf
+@dataclass
+class GroupPrefetch:
+    """A ``Prefetch`` (uniform), issued once per work-group between work-item loops: in a
+    work-item loop, ``llvm.prefetch`` kept LLVM's loop vectorizer off the whole loop."""
+
+    stmt: ir.Prefetch
+
+
+Node = Region | GroupFor | GroupIf | GroupPrefetch
+
+
+def _group_level(stmts: tuple[ir.Stmt, ...]) -> bool:
+    """Whether ``stmts`` hold a ``Barrier`` or a ``Prefetch`` at any depth (run at work-group
+    level, between work-item loops)."""
+    return contains_barrier(stmts) or any(isinstance(n, ir.Prefetch)
+                                          for n in ir.walk_nodes(stmts))
 
 
 def partition_regions(stmts: tuple[ir.Stmt, ...]) -> list[Node]:
@@ -74,10 +89,13 @@ def partition_regions(stmts: tuple[ir.Stmt, ...]) -> list[Node]:
     for s in stmts:
         if isinstance(s, ir.Barrier):
             flush()
-        elif isinstance(s, ir.For) and contains_barrier(s.body):
+        elif isinstance(s, ir.Prefetch):
+            flush()
+            out.append(GroupPrefetch(s))
+        elif isinstance(s, ir.For) and _group_level(s.body):
             flush()
             out.append(GroupFor(s, partition_regions(s.body)))
-        elif isinstance(s, ir.If) and contains_barrier((s,)):
+        elif isinstance(s, ir.If) and _group_level((s,)):
             flush()
             out.append(GroupIf(s, partition_regions(s.then), partition_regions(s.orelse)))
         else:
@@ -117,6 +135,8 @@ def _stmt_names(stmts: tuple[ir.Stmt, ...], out: set[str]) -> None:
             case ir.AtomicRMW(_, _, index, value):
                 _expr_names(index, out)
                 _expr_names(value, out)
+            case ir.Prefetch(_, index):
+                _expr_names(index, out)
             case ir.For(var, start, stop, step, body):
                 out.add(var)
                 for x in (start, stop, step):
@@ -152,6 +172,9 @@ def _variable_placement(nodes: list[Node]) -> tuple[frozenset[str], frozenset[st
                     _expr_names(x, names)
                 note(names, -1)
                 walk(node.body)
+            elif isinstance(node, GroupPrefetch):
+                _expr_names(node.stmt.index, names)
+                note(names, -1)
             else:
                 _expr_names(node.stmt.cond, names)
                 note(names, -1)
@@ -268,6 +291,8 @@ def _cpu_nodes(em: FunctionEmitter, nodes: list[Node], top: bool = False) -> Non
             _cpu_region(em, node, whole=top and len(nodes) == 1)
         elif isinstance(node, GroupFor):
             em.for_loop(node.stmt, lambda n=node: _cpu_nodes(em, n.body))
+        elif isinstance(node, GroupPrefetch):
+            em.stmt(node.stmt)
         else:
             em.if_else(
                 node.stmt,

@@ -301,6 +301,14 @@ class KernelBuilder:
         """Work-group barrier (uniform control flow only)."""
         self._emit(ir.Barrier())
 
+    def prefetch(self, buffer: BufferRef, index: object) -> None:
+        """Hint that ``buffer[index]`` will be read soon (:class:`accy.kernel.ir.Prefetch`):
+        no effect on results, any index (in range or not). The index and the control flow
+        around it must be uniform over the work-group (as for :meth:`barrier`): the group
+        issues it once. CPU: ``llvm.prefetch`` between work-item loops, so put it next to a
+        barrier (it ends a barrier region); GPU targets drop it."""
+        self._emit(ir.Prefetch(buffer.name, _unwrap(index)))
+
     @contextmanager
     def for_(self, var: str, start: object, stop: object, step: object = 1) -> Iterator[E]:
         """``for var in range(start, stop, step)``; yields the loop variable."""

@@ -306,8 +306,8 @@ def _stmt(st: _State, s: ir.Stmt, mask: np.ndarray) -> None:
             c = _eval(st, cond, mask)
             _block(st, then, mask & c)
             _block(st, orelse, mask & ~c)
-        case ir.Barrier():
-            pass
+        case ir.Barrier() | ir.Prefetch():
+            pass  # a prefetch is a hint: no effect on results
 
 
 def _count_iteration(st: _State) -> None:

@@ -68,6 +68,7 @@ __all__ = [
     "Kernel",
     "Let",
     "Load",
+    "Prefetch",
     "ScalarParam",
     "Select",
     "SharedArray",
@@ -313,7 +314,21 @@ class AtomicRMW:
     value: Expr
 
 
-Stmt = Let | Assign | Store | SharedStore | For | If | Barrier | AtomicRMW
+@record(slots=True)
+class Prefetch:
+    """A hint to bring element ``index`` of buffer ``buffer`` (any access mode) into the cache
+    before it is read; no effect on results. Any index is valid, in range or not (the hint
+    never faults). Uniform: the index and the control flow around it must not depend on the
+    thread id or on loaded data (as for ``Barrier``); the work-group issues it once. CPU:
+    ``llvm.prefetch`` (read, locality 3) between the work-item loops, so it ends a barrier
+    region as a ``Barrier`` does (put it next to one to keep the regions as they are); GPU
+    targets (SPIR-V, PTX, OpenCL) drop it."""
+
+    buffer: str
+    index: Expr
+
+
+Stmt = Let | Assign | Store | SharedStore | For | If | Barrier | AtomicRMW | Prefetch
 
 # ------------------------------------------------------------------------------------- kernels
 

@@ -72,6 +72,8 @@ def stmt_lines(s: ir.Stmt, indent: str = "  ") -> list[str]:
             return [f"{indent}barrier"]
         case ir.AtomicRMW(op, buf, index, value):
             return [f"{indent}atomic_{op}({buf}[{t(index)}], {t(value)})"]
+        case ir.Prefetch(buf, index):
+            return [f"{indent}prefetch {buf}[{t(index)}]"]
     raise InternalError(f"kernel printer: unknown statement {type(s).__name__}; please report")
 
 

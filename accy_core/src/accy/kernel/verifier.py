@@ -2,10 +2,11 @@
 
 Checks: names (parameters, variables in scope, buffers, shared arrays) are defined and unique,
 dtypes agree (operands, stores, conditions, indices), ops are known and valid for their dtype,
-stores and atomics only target ``write``/``readwrite`` buffers, and every ``Barrier`` sits in
-uniform control flow: only under ``For`` loops whose bounds and ``If`` conditions do not depend
-on the local/global thread id (directly or through variables), the values of buffers, or
-shared memory. Messages name the kernel and the statement (``kernel 'k': stmt 3.1 ...``).
+stores and atomics only target ``write``/``readwrite`` buffers, and every ``Barrier`` and
+``Prefetch`` sits in uniform control flow: only under ``For`` loops whose bounds and ``If``
+conditions do not depend on the local/global thread id (directly or through variables), the
+values of buffers, or shared memory (a ``Prefetch``'s index too). Messages name the kernel
+and the statement (``kernel 'k': stmt 3.1 ...``).
 """
 
 from __future__ import annotations
@@ -297,6 +298,16 @@ class _Checker:
                 bad = varying_flow or not _expr_uniform(cond, set(self.varying))
                 self.block(then, scope, path + "then.", bad)
                 self.block(orelse, scope, path + "else.", bad)
+            case ir.Prefetch(buf, index):
+                self.index(index, scope, where)
+                self.buffer(buf, where)
+                if varying_flow or not _expr_uniform(index, set(self.varying)):
+                    raise self.fail(
+                        where,
+                        "prefetch index or control flow depends on the thread id or loaded "
+                        "data; a prefetch is issued once per work-group (uniform index, "
+                        "uniform control flow)",
+                    )
             case ir.Barrier():
                 if varying_flow:
                     raise self.fail(
