@@ -232,6 +232,29 @@ def test_matmul_grouped_pack(dtype, batch):
     check(ak.matmul(a, b, variant="blocked"), a, b, dtype)
 
 
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_transposed_b_pack(dtype):
+    """``x @ W.T`` (``B`` with unit ``k`` stride) packs ``B`` on the CPU through
+    :func:`~accy_kernels.matmul_pack.transpose_kernel`'s work-group array: k = 32 (whole
+    chunks of 16 f32 / 8 f64), 17 and 5 (a partial last chunk), n = 40 (a partial panel),
+    a batched ``W``; equal to numpy."""
+    from accy.families import Plan, backend_object
+    from accy_kernels.matmul_plan import plan_matmul
+    from accy_kernels.matmul_problem import MatmulProblem
+
+    rng = np.random.default_rng(zlib.crc32(f"tp{dtype}".encode()))
+    for m, n, k, batch in [(7, 40, 32, "none"), (13, 40, 17, "b"), (2, 16, 5, "none")]:
+        sa, sb = _batched((m, n, k), batch)
+        a = _operand(rng, dtype, sa, False)
+        b = _operand(rng, dtype, sb, True)
+        check(ak.matmul(a, b, variant="blocked"), a, b, dtype)
+    prob = MatmulProblem(dtype, 1, 64, 1024, 1024, (0, 1024, 1), (0, 1, 1024))
+    plan = Plan("xwt")
+    plan_matmul(plan, backend_object("cpu"), prob, plan.temp(dtype, 1), plan.temp(dtype, 1),
+                plan.output(dtype, 64 * 1024))
+    assert "_kt" in plan._launches[0][0].name
+
+
 def _barriers_under_if(stmts, inside=False) -> int:
     from accy.kernel import ir
 
