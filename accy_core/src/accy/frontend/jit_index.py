@@ -62,6 +62,13 @@ def index_key(fn: Any, name: str, backend: str, static_argnums: frozenset[int],
 
     if enabled_cache() is None:
         return None
+    from accy.errors import AccyError
+    from accy.plugins import open_backend
+
+    try:  # opened first (a hit needs it anyway): the key's plugin sources then come from
+        open_backend(backend)  # the entry points that opening read (one lookup, not two)
+    except AccyError:
+        return None  # no executable without it: the call traces, and compiling raises
     import accy
     from accy.runtime.pipeline_cache import source_fingerprint
 

@@ -84,6 +84,21 @@ def package_spec(top: str) -> Any | None:
     return None
 
 
+_FOUND: dict[str, str] = {}  # top-level name -> its file, once found (a lookup walks sys.path)
+
+
+def _found_file(top: str) -> str | None:
+    """The file of top-level module ``top`` that :func:`package_spec` finds (remembered
+    once found: the tree fingerprints themselves are computed once per process)."""
+    file = _FOUND.get(top)
+    if file is None:
+        spec = package_spec(top)
+        file = spec.origin if spec is not None and spec.has_location else None
+        if file:
+            _FOUND[top] = file
+    return file
+
+
 #: the distributions of this repository (their sources are named by the callers of
 #: :func:`source_fingerprint`); every other plugin's source is added by :func:`_plugin_tops`
 _FIRST_PARTY = frozenset({"accy", "accy_kernels", "accy_backend_cpu", "accy_backend_vulkan",
@@ -160,8 +175,7 @@ def source_fingerprint(*modules: str) -> str:
         top = name.split(".")[0]
         file = getattr(sys.modules.get(top), "__file__", None)
         if file is None and top not in sys.modules:
-            spec = package_spec(top)
-            file = spec.origin if spec is not None and spec.has_location else None
+            file = _found_file(top)
         if file:
             roots.append(os.path.dirname(file))
     return sha256("|".join([*(_tree_fingerprint(r) for r in sorted(set(roots))),
