@@ -86,15 +86,22 @@ def _path() -> str | None:
     return os.path.join(config.cache_dir_str(), "cpu", "host.json")
 
 
+_READ: dict[tuple[str, str], HostInfo] = {}  # (file, host key) -> what this process read
+
+
 def cached_host() -> HostInfo | None:
     """The stored :data:`HostInfo` for this :func:`host_key`, or ``None`` (miss, disk cache
-    disabled or refused, malformed file)."""
+    disabled or refused, malformed file). Read once per process and file: the backend's
+    probe and its target both ask."""
     from accy import config
     from accy.runtime import cache_files
 
     path, key = _path(), host_key()
     if path is None or key is None:
         return None
+    known = _READ.get((path, key))
+    if known is not None:
+        return known
     if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is not None:
         return None
     try:
@@ -105,7 +112,10 @@ def cached_host() -> HostInfo | None:
         info = (str(entry["triple"]), str(entry["cpu"]), str(entry["features"]), version)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return info if all(info[:2]) and version else None
+    if not (all(info[:2]) and version):
+        return None
+    _READ[(path, key)] = info
+    return info
 
 
 def store_host(info: HostInfo) -> None:
