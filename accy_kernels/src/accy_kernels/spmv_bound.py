@@ -6,10 +6,11 @@ what the ordinary call builds per call (launch plan, executable, argument packin
 once. The arrays must stay unchanged for as long as the bound product is used: the bound
 product holds them (so they stay alive) and reads them in place without checking them.
 
-Small layouts (under ``SPLIT_ENTRIES`` stored entries, padding included) run as one native
-call (:func:`accy_backend_cpu.native_call.bind_native_call`, reentrant, so any number of
-threads use one at once; the GIL is released from ``RELEASE_ENTRIES``); larger ones through
-the backend's ``bind_launch``, split over the pool's threads, one call at a time (a lock).
+Small layouts (under ``SPLIT_ENTRIES`` rows + stored entries, padding included) run as one
+native call (:func:`accy_backend_cpu.native_call.bind_native_call`, reentrant, so any number
+of threads use one at once; the GIL is released from ``RELEASE_ENTRIES``); larger ones
+through the backend's ``bind_launch``, split over the pool's threads, one call at a time (a
+lock; a thread that finds it held makes the native call, whole on its own thread).
 """
 
 from __future__ import annotations
@@ -22,10 +23,17 @@ import numpy as np
 
 from accy_kernels._common import MAX_ELEMS, groups_for
 
-__all__ = ["bind_csr", "bind_sell", "native_cpu"]
+__all__ = ["RELEASE_ENTRIES", "SPLIT_ENTRIES", "WORK_PER_ENTRY", "bind_csr", "bind_sell",
+           "native_cpu", "split_work"]
 
-#: stored entries from which a product is split over the pool's threads
-SPLIT_ENTRIES = 1 << 18
+#: rows + stored entries from which a product is split over the pool's threads: with the
+#: native workers' ~2 us round trip (accy_backend_cpu.native_pool), from a single-thread
+#: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3)
+SPLIT_ENTRIES = 1 << 13
+#: the pool's work (``bind_launch(work=)``, in simple work-items) of a row or stored entry:
+#: three loads and a multiply-add; 4 makes a launch of SPLIT_ENTRIES worth two threads of
+#: the pool's ``min_items_per_thread`` (16384)
+WORK_PER_ENTRY = 4
 #: stored entries from which a native call releases the GIL around its kernels
 RELEASE_ENTRIES = 1 << 14
 _FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
@@ -41,6 +49,12 @@ def native_cpu(be: Any) -> bool:
     return isinstance(be, CpuBackend) and native_calls_available()
 
 
+def split_work(n_rows: int, entries: int) -> int:
+    """The pool's work of a product over ``n_rows`` rows and ``entries`` stored entries
+    (``bind_launch(work=)``; see ``WORK_PER_ENTRY``)."""
+    return (n_rows + entries) * WORK_PER_ENTRY
+
+
 def _address(a: np.ndarray) -> int:
     from accy.runtime.fast_call import _address as address
 
@@ -51,39 +65,44 @@ def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: lis
           n_rows: int, dtype: np.dtype, entries: int) -> Callable[[np.ndarray], np.ndarray]:
     """``f(x) -> y`` for a kernel with buffers ``(y, *arrays, x)`` (see the module
     docstring); ``x`` must be a contiguous ndarray of ``dtype`` (the caller checks)."""
+    from accy_backend_cpu.native_call import bind_native_call
+
     empty = np.empty
-    if entries < SPLIT_ENTRIES:
-        from accy_backend_cpu.native_call import bind_native_call
+    call = bind_native_call(be, [(loaded, groups, scalars,
+                                  [("arg", 0), *map(_address, arrays), ("arg", 1)])],
+                            release_gil=entries >= RELEASE_ENTRIES)
 
-        call = bind_native_call(be, [(loaded, groups, scalars,
-                                      [("arg", 0), *map(_address, arrays), ("arg", 1)])],
-                                release_gil=entries >= RELEASE_ENTRIES)
+    def product(x: np.ndarray) -> np.ndarray:
+        y = empty(n_rows, dtype)
+        call(y, x, None)
+        return y
 
-        def product(x: np.ndarray) -> np.ndarray:
-            y = empty(n_rows, dtype)
-            call(y, x, None)
-            return y
-
-        product.keep = arrays  # type: ignore[attr-defined]
+    product.keep = arrays  # type: ignore[attr-defined]
+    if n_rows + entries < SPLIT_ENTRIES:
         return product
     from accy.backend import Geometry
 
     pointers, launch = be.bind_launch(loaded, Geometry(groups, wg), scalars,
-                                      work=n_rows + entries)
+                                      work=split_work(n_rows, entries))
     for i, a in enumerate(arrays):
         pointers[1 + i] = _address(a)
     lock = threading.Lock()
+    acquire, release = lock.acquire, lock.release
     last = len(arrays) + 1
 
-    def locked(x: np.ndarray) -> np.ndarray:
-        y = empty(n_rows, dtype)
-        with lock:
+    def split(x: np.ndarray) -> np.ndarray:
+        if not acquire(False):  # another thread's split product: this one whole, here
+            return product(x)
+        try:
+            y = empty(n_rows, dtype)
             pointers[0], pointers[last] = _address(y), _address(x)
             launch()
+        finally:
+            release()
         return y
 
-    locked.keep = arrays  # type: ignore[attr-defined]
-    return locked
+    split.keep = (arrays, product)  # type: ignore[attr-defined]
+    return split
 
 
 def bind_csr(be: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,

@@ -11,9 +11,10 @@ block), bound with the addresses of ``A``'s ``indptr``, ``indices`` and ``data``
 then only checks ``x``, allocates ``y`` and makes one native call
 (:func:`accy_backend_cpu.native_call.bind_native_call`: no ctypes; the GIL is released
 around kernels of ``RELEASE_ENTRIES`` stored entries or more). Matrices of
-``SPLIT_ENTRIES`` entries or more (split over the pool's threads), and interpreters without
-native calls, use the backend's ``bind_launch`` instead, one thread at a time per matrix
-(another thread takes the ordinary path).
+``SPLIT_ENTRIES`` rows + entries or more are split over the pool's threads (the backend's
+``bind_launch``, run by its native workers) one call at a time per matrix; a thread that
+finds that launch busy makes the native call meanwhile (whole on its own thread), and
+interpreters without native calls take the ordinary path then.
 
 The rule that keeps this from ever using stale data: **the prepared launch reads the
 matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
@@ -55,7 +56,7 @@ from accy.families.runner import _CAPTURE
 
 from accy_kernels._dispatch import _LAST
 from accy_kernels._weak_drops import WeakDrops
-from accy_kernels.spmv_bound import RELEASE_ENTRIES, SPLIT_ENTRIES, native_cpu
+from accy_kernels.spmv_bound import RELEASE_ENTRIES, SPLIT_ENTRIES, native_cpu, split_work
 
 __all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
 
@@ -159,16 +160,18 @@ class _Prepared:
                   for a in (starts, A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
         self.call = self.launch = self.pointers = self.err = None
-        if native_cpu(be) and (n_rows + stored < SPLIT_ENTRIES):
+        if native_cpu(be):  # reentrant: any thread, any time (whole on the calling thread)
             from accy_backend_cpu.native_call import bind_native_call
 
             self.call = bind_native_call(be, [
                 (rows, blocks, scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
             ], release_gil=stored >= RELEASE_ENTRIES)
-        else:
+        if n_rows + stored >= SPLIT_ENTRIES or self.call is None:
+            # split over the pool's threads, one call at a time (the lock; a thread that
+            # finds it held makes the native call)
             self.err = np.full(1, -1, np.int32)
             self.pointers, self.launch = be.bind_launch(
-                rows, _geometry(blocks, 1), scalars, work=_work(n_rows, stored))
+                rows, _geometry(blocks, 1), scalars, work=split_work(n_rows, stored))
             self.pointers[0] = _address(self.err)
             self.pointers[2:6] = arrays
         self.ref = weakref.ref(A, _drops.callback(key))
@@ -183,12 +186,6 @@ class _Prepared:
                    min(self.indices.size, self.data.size))
         raise InternalError("spmv: the structure check flagged a tile that the host finds "
                             "well-formed")
-
-
-def _work(n_rows: int, nnz: int) -> int | None:
-    """The launch's work for the pool (None: by work-items, which keeps a small matrix on
-    the calling thread)."""
-    return n_rows + nnz if n_rows and nnz >= SPLIT_ENTRIES else None
 
 
 def _geometry(groups: int, wg: int) -> Any:
@@ -273,12 +270,12 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
         _forget(e)
         return None
     y = _empty(e.n_rows, e.dtype)
-    call = e.call
-    if call is not None:
+    if e.launch is None or not _locked_call(e, y, x):
+        call = e.call
+        if call is None:  # no native calls, and another thread holds the launch
+            return None
         if call(y, x, _FAIL) is not y:
             e.bad_structure()
-    elif not _locked_call(e, y, x):
-        return None
     _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
     return y
 
@@ -306,8 +303,9 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
 
 
 def _locked_call(e: _Prepared, y: np.ndarray, x: np.ndarray) -> bool:
-    """Run ``e``'s bound launch (the checked product) into ``y``; False when another thread
-    holds it (the ordinary path then runs)."""
+    """Run ``e``'s bound launch (the checked product, split over the pool's threads) into
+    ``y``; False when another thread holds it (the native call, or the ordinary path, then
+    runs)."""
     from accy.runtime.fast_call import _address
 
     if not e.acquire(False):
