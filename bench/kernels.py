@@ -32,6 +32,7 @@ import numpy as np
 import scipy.sparse
 
 import accy_kernels as ak
+from accy_kernels import spmv_bound, spmv_fast
 
 # The large SuiteSparse matrices are not in the repository (tests/data/README.md says where to
 # get them); set ACCY_TEST_DATA to the folder holding matrices/NAME.mtx, else they are skipped.
@@ -287,6 +288,17 @@ def spmv_rows(be: str, r: int, rows: int, rng: np.random.Generator) -> None:
             row(f"spmv prepared {fmt} {name[:13]}", timer(lambda p=p, x=x: p @ x, r), ref,
                 "scipy csr @")
             del p
+        if A.nnz < 1 << 20:  # the same CSR call kept on one thread (not split over the pool)
+            split = spmv_bound.SPLIT_ENTRIES
+            spmv_bound.SPLIT_ENTRIES = 1 << 62
+            spmv_fast.clear_prepared()
+            try:
+                row(f"spmv csr 1 thread {name[:13]}",
+                    timer(lambda A=A, x=x: ak.spmv(A, x, "csr", backend=be), r), ref,
+                    "scipy csr @")
+            finally:
+                spmv_bound.SPLIT_ENTRIES = split
+                spmv_fast.clear_prepared()
 
 
 if __name__ == "__main__":

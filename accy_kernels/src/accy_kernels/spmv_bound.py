@@ -28,7 +28,8 @@ __all__ = ["RELEASE_ENTRIES", "SPLIT_ENTRIES", "WORK_PER_ENTRY", "bind_csr", "bi
 
 #: rows + stored entries from which a product is split over the pool's threads: with the
 #: native workers' ~2 us round trip (accy_backend_cpu.native_pool), from a single-thread
-#: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3)
+#: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3). Read when a
+#: matrix is prepared (bench/kernels.py raises it to time one thread)
 SPLIT_ENTRIES = 1 << 13
 #: the pool's work (``bind_launch(work=)``, in simple work-items) of a row or stored entry:
 #: three loads and a multiply-add; 4 makes a launch of SPLIT_ENTRIES worth two threads of

@@ -54,9 +54,10 @@ from typing import Any
 import numpy as np
 from accy.families.runner import _CAPTURE
 
+from accy_kernels import spmv_bound
 from accy_kernels._dispatch import _LAST
 from accy_kernels._weak_drops import WeakDrops
-from accy_kernels.spmv_bound import RELEASE_ENTRIES, SPLIT_ENTRIES, native_cpu, split_work
+from accy_kernels.spmv_bound import RELEASE_ENTRIES, native_cpu, split_work
 
 __all__ = ["MAX_ENTRIES", "clear_prepared", "fast_spmv", "prepared_count"]
 
@@ -166,7 +167,7 @@ class _Prepared:
             self.call = bind_native_call(be, [
                 (rows, blocks, scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
             ], release_gil=stored >= RELEASE_ENTRIES)
-        if n_rows + stored >= SPLIT_ENTRIES or self.call is None:
+        if n_rows + stored >= spmv_bound.SPLIT_ENTRIES or self.call is None:
             # split over the pool's threads, one call at a time (the lock; a thread that
             # finds it held makes the native call)
             self.err = np.full(1, -1, np.int32)
