@@ -18,7 +18,6 @@ from accy.errors import InputError
 from accy.runtime.fast_call import build_fast_call, no_fast_call
 from accy.runtime.graph import LaunchGraph, graph_nodes
 from accy.runtime.resources import MIN_BUFFER_BYTES, Resources
-from accy.runtime.sequence import geometry
 
 if TYPE_CHECKING:  # dependencies and streams: only backends with streams plan them;
     # invocations: calls the small-call path does not take (imported by those)
@@ -89,7 +88,7 @@ class Executable:
         self._fast: Any = None  # the small-call plan (accy.runtime.fast_call), built lazily
         self._native: dict[int, Any] = {}  # id(loop node) -> native driver or False
         self._nodes = graph_nodes(graph)  # launches and loop nodes in run order
-        self._geometries = [geometry(ln) if ln.groups > 0 else None for ln in graph.launches]
+        self._geometry_list: list[Any] | None = None  # per launch, made on first use
         self._deps: DependencyGraph | None = None
         self._plan: StreamPlan | None = None
         self._finalizer = weakref.finalize(self, self._res.finalize)
@@ -116,6 +115,19 @@ class Executable:
             stages = self.stages
             self._module = stages[-1].module if stages else None
         return self._module
+
+    @property
+    def _geometries(self) -> list[Any]:
+        """Each launch's :class:`~accy.backend.Geometry` (None: an empty launch), made on
+        first use: the small-call path binds its own, so a warm first call imports no
+        launch-sequence code."""
+        geoms = self._geometry_list
+        if geoms is None:
+            from accy.runtime.sequence import geometry
+
+            geoms = self._geometry_list = [geometry(ln) if ln.groups > 0 else None
+                                           for ln in self.graph.launches]
+        return geoms
 
     @property
     def kernels(self) -> Any:
@@ -296,6 +308,8 @@ class Executable:
 
     def launch(self, ln: Any, bound: list[object]) -> None:
         """Sequence protocol: launch ``ln`` on the default stream."""
+        from accy.runtime.sequence import geometry
+
         self.backend.launch(self._res.kernel(ln.kernel), geometry(ln), bound, list(ln.scalars))
 
     def sync(self) -> None:

@@ -46,8 +46,38 @@ FORMAT = "launch-graph"
 @lru_cache(maxsize=8)
 def _tree_fingerprint(root: str) -> str:
     # one scandir per directory and one stat per .py file (~280 files: most of the cost is
-    # the stat results), paths relative to ``root`` (half the text to hash), hashed once
+    # the stat calls, made relative to the open directory: a shorter path walk than the
+    # full path), paths relative to ``root`` (half the text to hash), hashed once
     rows = [root, "\n"]
+    if os.scandir not in os.supports_fd or os.stat not in os.supports_dir_fd:
+        return _tree_fingerprint_by_path(root, rows)  # e.g. Windows
+    stack = [""]
+    stat = os.stat
+    while stack:
+        rel = stack.pop()
+        try:
+            fd = os.open(os.path.join(root, rel) if rel else root,
+                         os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    name = e.name
+                    if name.endswith(".py"):
+                        st = stat(name, dir_fd=fd, follow_symlinks=True)
+                        rows.append(f"{rel}{name}|{st.st_size}|{st.st_mtime_ns}\n")
+                    elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                        stack.append(f"{rel}{name}{os.sep}")
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return _digest(rows)
+
+
+def _tree_fingerprint_by_path(root: str, rows: list[str]) -> str:
+    """:func:`_tree_fingerprint` where directories cannot be opened (same rows)."""
     cut = len(root) + 1
     stack = [root]
     while stack:
@@ -55,14 +85,17 @@ def _tree_fingerprint(root: str) -> str:
         try:
             with os.scandir(top) as it:
                 for e in it:
-                    name = e.name
-                    if name.endswith(".py"):
+                    if e.name.endswith(".py"):
                         st = e.stat()
                         rows.append(f"{e.path[cut:]}|{st.st_size}|{st.st_mtime_ns}\n")
-                    elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
+                    elif e.name != "__pycache__" and e.is_dir(follow_symlinks=False):
                         stack.append(e.path)
         except OSError:
             continue
+    return _digest(rows)
+
+
+def _digest(rows: list[str]) -> str:
     rows[2:] = sorted(rows[2:])
     return sha256("".join(rows).encode("utf-8", "surrogateescape")).hexdigest()
 
