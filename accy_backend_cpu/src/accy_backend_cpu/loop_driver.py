@@ -16,12 +16,14 @@ and that the kernels are alive when binding; buffer kinds, whole elements and th
 disjointness of written buffers (:func:`~accy.runtime.loop_plan.alias_facts`) once per run.
 Launches that :class:`~accy_backend_cpu.threadpool.WorkgroupPool` would split are split the
 same way over a team: the pool's worker threads run :func:`accy_loop_help` for the length
-of the run (one submit per helper and run, not per launch).
+of the run (one job of the pool's native workers, or one submit per Python worker, per run,
+not per launch).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from typing import Any
 
@@ -130,18 +132,38 @@ class NativeLoop:
             return False
         table = self.table
         table[self.entries] = spans[:, 0]
-        helpers = self._start_helpers() if self.parallel else []
+        finish = self._start_team() if self.parallel else None
         try:
             status = self._run(self.code.ctypes.data, table.ctypes.data, self.team.ctypes.data)
         finally:
             self.team[16] = 1  # quit
-            for f in helpers:
-                f.result()
+            if finish is not None:
+                finish()
         if status:
             raise InternalError(f"{self.flat.name}: the native loop driver met a bad "
                                 f"instruction at word {-status - 1}; please report")
         self.runs += 1
         return True
+
+    def _start_team(self) -> Any:
+        """Start the helpers of one run; return what waits for them once the team's quit
+        flag is set (None: no helper). The pool's native workers run the helper loop where
+        they are available (one job of a range per helper, holding the pool for the run;
+        when another launch holds it, the driver runs every part itself), else its Python
+        workers (:meth:`_start_helpers`)."""
+        pool = self.backend.pool
+        if pool.num_threads <= 1:
+            return None
+        native = pool._native_workers()
+        if native:
+            self.team[:] = 0
+            helpers = pool.num_threads - 1
+            if native.post(ctypes.cast(self._help, ctypes.c_void_p).value,
+                           self.team.ctypes.data, helpers):
+                return functools.partial(native.finish, helpers)
+            return None
+        futures = self._start_helpers()
+        return lambda: [f.result() for f in futures]
 
     def _start_helpers(self) -> list[Any]:
         team = self.team

@@ -58,8 +58,11 @@ _RAW_LAUNCH_FN = ctypes.CFUNCTYPE(None)
 _LAUNCH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _HOLD_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_POST_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_FINISH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 _lock = threading.Lock()
-_code: dict[str, tuple[Any, Any, int, Any]] = {}  # fingerprint: (holder, work, launch, hold)
+_code: dict[str, tuple[Any, list[int]]] = {}  # fingerprint: (holder, POOL_ENTRIES addresses)
 _live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
 
 
@@ -69,9 +72,9 @@ def native_pool_available() -> bool:
             and hasattr(time, "CLOCK_MONOTONIC") and os.name == "posix")
 
 
-def _functions(target: Any) -> tuple[Any, int, Any]:
-    """``(work function, launch address, hold function)`` of the pool's code for
-    ``target``: made once per process and target and kept for the life of the process
+def _functions(target: Any) -> list[int]:
+    """The addresses of the pool's entries (:data:`~accy_backend_cpu.native_pool_ir.POOL_ENTRIES`)
+    for ``target``: made once per process and target and kept for the life of the process
     (never unloaded).
 
     The code is linked into a shared object and kept in the artifact cache
@@ -91,9 +94,8 @@ def _functions(target: Any) -> tuple[Any, int, Any]:
                 # never freed, not even at interpreter teardown: a worker may still be
                 # leaving the spin loop when module globals are cleared
                 ctypes.pythonapi.Py_IncRef(ctypes.py_object(holder))
-                got = _code[key] = (holder, _WORK_FN(addresses[0]), addresses[1],
-                                    _HOLD_FN(addresses[2]))
-    return got[1], got[2], got[3]
+                got = _code[key] = (holder, addresses)
+    return got[1]
 
 
 def _load_code(target: Any) -> tuple[Any, list[int]]:
@@ -200,15 +202,19 @@ class NativeWorkers:
         self._launch = 0
         self._launch_fn: Any = None
         self._hold: Any = None
+        self._post: Any = None
+        self._finish: Any = None
         self._wanted = 0  # workers a launch asked for
         _live.add(self)
         weakref.finalize(self, _stop_current, self._box)
 
     def _compile(self) -> None:
         if self._work is None:
-            work, self._launch, self._hold = _functions(self.target)
+            work, self._launch, hold, post, finish = _functions(self.target)
             self._launch_fn = _LAUNCH_FN(self._launch)
-            self._work = work
+            self._hold, self._post, self._finish = _HOLD_FN(hold), _POST_FN(post), \
+                _FINISH_FN(finish)
+            self._work = _WORK_FN(work)
 
     def attention(self) -> None:
         """What a launch does when the sleepers word is non-zero: start the workers of the
@@ -290,6 +296,26 @@ class NativeWorkers:
             self.attention()
         self._launch_fn(self._block.address, fn, pointers, scalars, groups,
                         max(1, min(ranges, groups, MAX_RANGES)))
+
+    def post(self, fn: int, arg: int, helpers: int) -> bool:
+        """Post a job of ``helpers`` ranges whose ``fn`` (an address) is called as
+        ``fn(arg, 0, range, range + 1, helpers)`` by the workers, without running any of it
+        here; False (nothing posted) when another launch holds the pool. A True must be
+        followed by :meth:`finish` with the same ``helpers`` (the pool is held until then;
+        ``fn`` must return once the caller tells it to, e.g. a team's quit flag).
+
+        Raises:
+            CodegenError: the pool's code did not compile (first use of the process).
+        """
+        self.native(helpers + 1)
+        if self._sleepers.value:
+            self.attention()
+        return bool(self._post(self._block.address, fn, arg, None, helpers, helpers))
+
+    def finish(self, helpers: int) -> None:
+        """Run the ranges of the posted job that no worker claimed, wait for the others,
+        free the pool."""
+        self._finish(self._block.address, helpers)
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Wait for the running launch, stop and join the workers (a later launch starts

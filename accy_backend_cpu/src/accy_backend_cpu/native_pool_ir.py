@@ -25,7 +25,12 @@ takes the busy word (compare-and-swap; when another launch holds it, runs the wh
 on the calling thread instead and returns), posts a job, claims ranges like the workers,
 waits until every range is finished and frees the busy word. Reentrant: any thread, any
 number at once, never waiting for another launch. ``void accy_pool_hold(ptr ctl)`` takes
-the busy word, waiting for the running launch (freed with a release store of 0). Range
+the busy word, waiting for the running launch (freed with a release store of 0).
+``i64 accy_pool_post(...)`` (the launch's arguments) takes the busy word and posts the job
+without running any of it (0, nothing posted, when the word is held);
+``void accy_pool_finish(ptr ctl, i64 ranges)`` then claims what is left, waits for every
+range and frees the word: the caller does its own work in between (the native loop
+driver's helpers: a job of one range per helper, whose ``fn`` is the helper loop). Range
 ``p`` of ``ranges`` is the ``p``-th of :func:`accy_backend_cpu.threadpool.split_range`; a
 kernel is called as ``fn(ptrs, scalars, begin, end, groups)``.
 
@@ -40,7 +45,8 @@ from __future__ import annotations
 __all__ = ["POOL_ENTRIES", "pool_ir"]
 
 #: the module's entry points
-POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch", "accy_pool_hold")
+POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch", "accy_pool_hold", "accy_pool_post",
+                "accy_pool_finish")
 
 _IR = """
 declare i32 @sched_yield()
@@ -198,24 +204,14 @@ out:
   ret void
 }}
 
-define void @accy_pool_launch(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
-                              i64 %ranges) nounwind {{
+define internal void @post_job(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
+                               i64 %ranges) nounwind {{
 entry:
-  %busyp = getelementptr i64, ptr %ctl, i64 48
-  %r = cmpxchg ptr %busyp, i64 0, i64 1 acquire monotonic, align 8
-  %got = extractvalue {{ i64, i1 }} %r, 1
-  br i1 %got, label %post, label %inline
-inline:
-  %ig = trunc i64 %groups to i32
-  call void %fn(ptr %ptrs, ptr %sc, i32 0, i32 %ig, i32 %ig)
-  ret void
-post:
   %donep = getelementptr i64, ptr %ctl, i64 8
   %fnp = getelementptr i64, ptr %ctl, i64 32
   %ptrsp = getelementptr i64, ptr %ctl, i64 33
   %scp = getelementptr i64, ptr %ctl, i64 34
   %gp = getelementptr i64, ptr %ctl, i64 35
-  %yieldp = getelementptr i64, ptr %ctl, i64 42
   %fi = ptrtoint ptr %fn to i64
   store i64 %fi, ptr %fnp, align 8
   %pi = ptrtoint ptr %ptrs to i64
@@ -226,11 +222,19 @@ post:
   store atomic i64 0, ptr %donep monotonic, align 8
   %tk = shl i64 %ranges, 20
   store atomic i64 %tk, ptr %ctl seq_cst, align 8
-  call void @claim_all(ptr %ctl)
+  ret void
+}}
+
+define internal void @finish_job(ptr %ctl, i64 %ranges) nounwind {{
+entry:
+  %busyp = getelementptr i64, ptr %ctl, i64 48
+  %donep = getelementptr i64, ptr %ctl, i64 8
+  %yieldp = getelementptr i64, ptr %ctl, i64 42
   %nv = alloca i64, align 8
   %t0v = alloca i64, align 8
   store i64 0, ptr %nv, align 8
   store i64 0, ptr %t0v, align 8
+  call void @claim_all(ptr %ctl)
   br label %wait
 wait:
   %d = load atomic i64, ptr %donep acquire, align 8
@@ -261,6 +265,47 @@ yield:
   br label %wait
 out:
   store atomic i64 0, ptr %busyp release, align 8
+  ret void
+}}
+
+define internal i1 @take(ptr %ctl) nounwind {{
+entry:
+  %busyp = getelementptr i64, ptr %ctl, i64 48
+  %r = cmpxchg ptr %busyp, i64 0, i64 1 acquire monotonic, align 8
+  %got = extractvalue {{ i64, i1 }} %r, 1
+  ret i1 %got
+}}
+
+define void @accy_pool_launch(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
+                              i64 %ranges) nounwind {{
+entry:
+  %got = call i1 @take(ptr %ctl)
+  br i1 %got, label %post, label %inline
+inline:
+  %ig = trunc i64 %groups to i32
+  call void %fn(ptr %ptrs, ptr %sc, i32 0, i32 %ig, i32 %ig)
+  ret void
+post:
+  call void @post_job(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %ranges)
+  call void @finish_job(ptr %ctl, i64 %ranges)
+  ret void
+}}
+
+define i64 @accy_pool_post(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
+                           i64 %ranges) nounwind {{
+entry:
+  %got = call i1 @take(ptr %ctl)
+  br i1 %got, label %post, label %busy
+busy:
+  ret i64 0
+post:
+  call void @post_job(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %ranges)
+  ret i64 1
+}}
+
+define void @accy_pool_finish(ptr %ctl, i64 %ranges) nounwind {{
+entry:
+  call void @finish_job(ptr %ctl, i64 %ranges)
   ret void
 }}
 """
