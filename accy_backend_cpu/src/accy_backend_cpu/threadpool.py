@@ -28,13 +28,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # concurrent.futures (and logging) load when a launch first needs threads
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["RANGES_PER_THREAD", "WorkgroupPool", "split_range"]
+__all__ = ["MIN_ITEMS_PER_THREAD", "RANGES_PER_THREAD", "WorkgroupPool", "split_range"]
 
 #: ranges per thread of a split launch (claimed by whichever thread is free). Measured on
 #: the 2-core machine under load (a 64x1024 @ 1024x1024 f32 product, 2 equal halves): the
 #: caller's half took 1.6-2.0 ms while the worker's took 0.85 ms, its core shared with
 #: another process, and the launch waited for the slow half
 RANGES_PER_THREAD = 2
+
+
+#: work-items per thread below which a launch runs with fewer threads (inline under twice
+#: this). 16384 with the Python pool's ~14 us round trip; 8192 with the native workers'
+#: ~1.5-2 us (about 1 us more than an inline launch): a cheap elementwise kernel (~0.25 ns a
+#: work-item) of 16384 work-items takes ~4 us inline and ~2 + 1.5 us split in halves
+#: (``bench/pool.py`` prints the crossover; on the shared 2-core machine at load 5-7 it
+#: was lost in the noise, so this is the cost model's figure)
+MIN_ITEMS_PER_THREAD = 8192
 
 
 def split_range(total: int, parts: int) -> list[tuple[int, int]]:
@@ -57,7 +66,7 @@ class WorkgroupPool:
         min_items_per_thread: launches with fewer work-items per thread run inline.
     """
 
-    def __init__(self, num_threads: int, min_items_per_thread: int = 16384,
+    def __init__(self, num_threads: int, min_items_per_thread: int = MIN_ITEMS_PER_THREAD,
                  target: Any = None) -> None:
         self.num_threads = max(1, num_threads)
         self.min_items_per_thread = min_items_per_thread

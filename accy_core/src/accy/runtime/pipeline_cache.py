@@ -239,9 +239,11 @@ def pipeline_key(module_fingerprint: str, function: str, backend: Any, options: 
 
     caps = backend.capabilities()
     # a host-memory backend's pool: families size their jobs by its threads and ranges
-    # (accy_kernels.matmul_host.host_parts), and the graph holds the plan
+    # and split threshold (accy_kernels.matmul_host.host_parts, spread), and the graph
+    # holds the plan
     pool = getattr(backend, "pool", None)
-    threads = (getattr(pool, "num_threads", None), getattr(pool, "ranges_per_thread", None))
+    threads = (getattr(pool, "num_threads", None), getattr(pool, "ranges_per_thread", None),
+               getattr(pool, "min_items_per_thread", None))
     text = "|".join([FORMAT, module_fingerprint, function, backend.name,
                      caps.device_fingerprint, stable_repr(backend.target_profile()),
                      repr(threads),
