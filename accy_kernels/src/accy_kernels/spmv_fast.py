@@ -44,6 +44,7 @@ matches) and at most ``MAX_ENTRIES`` are kept (least recently used first out).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -123,7 +124,7 @@ class _Prepared:
     """One matrix's bound launches (see the module docstring)."""
 
     __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "n_rows", "pointers",
-                 "launch", "err", "call", "starts", "lock", "token", "choice", "backend",
+                 "launch", "err", "call", "starts", "split", "lock", "token", "choice", "backend",
                  "free", "x_shape", "x_strides", "acquire", "release", "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
@@ -160,7 +161,7 @@ class _Prepared:
         arrays = [_address(a) if a.size else 0
                   for a in (starts, A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
-        self.call = self.launch = self.pointers = self.err = None
+        self.call = self.launch = self.pointers = self.err = self.split = None
         if native_cpu(be):  # reentrant: any thread, any time (whole on the calling thread)
             from accy_backend_cpu.native_call import bind_native_call
 
@@ -170,11 +171,12 @@ class _Prepared:
         if n_rows + stored >= spmv_bound.SPLIT_ENTRIES or self.call is None:
             # split over the pool's threads, one call at a time (the lock; a thread that
             # finds it held makes the native call)
-            self.err = np.full(1, -1, np.int32)
+            self.err = ctypes.c_int32(-1)
             self.pointers, self.launch = be.bind_launch(
                 rows, _geometry(blocks, 1), scalars, work=split_work(n_rows, stored))
-            self.pointers[0] = _address(self.err)
+            self.pointers[0] = ctypes.addressof(self.err)
             self.pointers[2:6] = arrays
+            self.split = _split(self, _address)
         self.ref = weakref.ref(A, _drops.callback(key))
 
     def bad_structure(self) -> None:
@@ -271,7 +273,11 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
         _forget(e)
         return None
     y = _empty(e.n_rows, e.dtype)
-    if e.launch is None or not _locked_call(e, y, x):
+    split = e.split
+    done = None if split is None else split(y, x)
+    if done is False:
+        e.bad_structure()
+    if done is None:  # not split, or another thread's split product is running
         call = e.call
         if call is None:  # no native calls, and another thread holds the launch
             return None
@@ -303,24 +309,25 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
     return e
 
 
-def _locked_call(e: _Prepared, y: np.ndarray, x: np.ndarray) -> bool:
-    """Run ``e``'s bound launch (the checked product, split over the pool's threads) into
-    ``y``; False when another thread holds it (the native call, or the ordinary path, then
-    runs)."""
-    from accy.runtime.fast_call import _address
+def _split(e: _Prepared, address: Any) -> Any:
+    """``split(y, x)``: ``e``'s bound launch (the checked product, split over the pool's
+    threads) into ``y``: True, False when the structure check failed, None when another
+    thread holds it (the native call, or the ordinary path, then runs)."""
+    acquire, release = e.acquire, e.release
+    err, pointers, launch = e.err, e.pointers, e.launch
 
-    if not e.acquire(False):
-        return False
-    try:
-        e.err[0] = -1
-        e.pointers[1] = _address(y) if e.shape[0] else 0
-        e.pointers[6] = _address(x) if e.shape[1] else 0
-        e.launch()
-        if e.err[0] != -1:
-            e.bad_structure()
-    finally:
-        e.release()
-    return True
+    def split(y: np.ndarray, x: np.ndarray) -> bool | None:
+        if not acquire(False):
+            return None
+        try:
+            err.value = -1
+            pointers[1], pointers[6] = address(y), address(x)
+            launch()
+            return err.value == -1
+        finally:
+            release()
+
+    return split
 
 
 def _forget(e: _Prepared) -> None:
