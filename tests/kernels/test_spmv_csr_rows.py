@@ -174,3 +174,18 @@ def test_fused_check_flags_a_bad_block_anywhere(monkeypatch, split):
     assert _run(a, x, 3, True) is not None
     a.indptr[-1] = a.indices.size + 1  # past the stored entries: the last block refuses
     assert _run(a, x, 3, True) is None
+
+
+def test_a_product_of_split_entries_is_split_over_the_pool():
+    # SPLIT_ENTRIES and WORK_PER_ENTRY against the pool's own threshold: a matrix prepared
+    # for a split launch is split (were it not, the bound launch would only cost more)
+    from accy.families import backend_object
+    from accy_kernels.spmv_bound import SPLIT_ENTRIES, split_work
+
+    pool = backend_object("cpu").pool
+    if pool.num_threads < 2:
+        pytest.skip("one thread")
+    n_rows = SPLIT_ENTRIES // 6
+    indptr = np.arange(n_rows + 1) * 5  # rows of 5: n_rows + entries = SPLIT_ENTRIES
+    groups = block_starts(indptr).size - 1
+    assert pool.parallel(groups, -(-split_work(n_rows, int(indptr[-1])) // groups))

@@ -31,10 +31,11 @@ __all__ = ["RELEASE_ENTRIES", "SPLIT_ENTRIES", "WORK_PER_ENTRY", "bind_csr", "bi
 #: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3). Read when a
 #: matrix is prepared (bench/kernels.py raises it to time one thread)
 SPLIT_ENTRIES = 1 << 13
-#: the pool's work (``bind_launch(work=)``, in simple work-items) of a row or stored entry:
-#: three loads and a multiply-add; 4 makes a launch of SPLIT_ENTRIES worth two threads of
-#: the pool's ``min_items_per_thread`` (16384)
-WORK_PER_ENTRY = 4
+#: the pool's work (``bind_launch(work=)``, in cheap elementwise work-items: ~0.25 ns each
+#: on the pool's cost model) of a row or stored entry (~0.5 ns in cache: three loads and a
+#: multiply-add), so a product of SPLIT_ENTRIES is two threads of the pool's
+#: ``min_items_per_thread`` (8192)
+WORK_PER_ENTRY = 2
 #: stored entries from which a native call releases the GIL around its kernels
 RELEASE_ENTRIES = 1 << 14
 _FLOATS = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
