@@ -31,13 +31,18 @@ mispredict). This kernel, for the CPU backend only, computes the same sums in th
 * **other rows** as the generic kernel: fewer than ``SHORT_ROW`` entries left to right, longer
   ones in ``CHAINS`` = 4 interleaved partial sums then the tail.
 
-``slots`` is chosen per matrix from its row lengths (:func:`choose_slots`). Measured on the
-2-core AMD EPYC (Zen 3, f64, in-cache, one thread): cryg2500 (rows of 3-5) 10.5 -> ~8 us,
-the check pass (1 us) gone; the branch-free rows are bound by instruction throughput
-(~6 instructions a nonzero: index load, value load, multiply by ``x`` from memory, compare,
-mask, add). Sources: Bell & Garland (SC'09) for CSR scalar; the masked fixed-width row is
-the per-row form of SELL-C-σ's padding (Kreutzer et al., SIAM J. Sci. Comput. 2014) without
-a stored layout.
+``slots`` (and ``exact``: an unmasked arm for rows of exactly that width) is chosen per
+matrix from its row lengths (:func:`choose_slots`). Measured on the 2-core AMD EPYC (Zen 3,
+f64, in cache, one thread, CPU time under load 5-6; the generic kernel plus its check pass
+-> this one): 494_bus 2.0 -> 1.6 us, cryg2500 (rows of 3-5) 11.4 -> 7.4 us, rajat01 40 ->
+33 us, pushpull 111 -> 107 us, power-law 2M rows ~305 -> ~316 ms (memory-bound: within
+noise). The rows are bound by instruction throughput, ~1.3-1.6 cycles a nonzero (index
+load, value load, multiply by ``x`` from memory, add; compare and mask for masked slots);
+the fused check costs 10-15 % of that in cache (the indices streamed into L1 ahead of the
+product; unchecked, as for ``prepare_spmv``'s own copies, 6.7 us on cryg2500), and saves a
+pass over the indices out of cache. Sources: Bell & Garland (SC'09) for CSR scalar; the
+masked fixed-width row is the per-row form of SELL-C-σ's padding (Kreutzer et al., SIAM J.
+Sci. Comput. 2014) without a stored layout.
 """
 
 from __future__ import annotations
