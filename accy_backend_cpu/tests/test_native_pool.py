@@ -19,6 +19,8 @@ from accy_backend_cpu.backend import CpuBackend
 from accy_backend_cpu.native_call import native_calls_available
 from accy_backend_cpu.native_pool import native_pool_available
 
+from accy_backend_cpu import native_pool
+
 pytestmark = pytest.mark.skipif(not (native_calls_available() and native_pool_available()),
                                 reason="no native pool in this interpreter")
 WG = 64
@@ -133,20 +135,40 @@ def test_a_destroyed_kernel_is_refused_and_shutdown_joins_the_workers(artifact):
     assert (out == 1).all()
 
 
-def test_idle_workers_sleep_and_a_launch_wakes_them(artifact):
+def _wait_asleep(native, count):
+    """Wait until ``count`` workers sleep (in the kernel or in Python); the word counting
+    them and what a wake moves (the futex sequence, or the condition's generation)."""
+    futex = bool(native._block.words[native_pool._FUTEX])
+    word = native_pool._FUTEX_SLEEPERS if futex else native_pool._SLEEPERS
+    deadline = time.monotonic() + 10
+    while native._block.words[word] < count and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert native._block.words[word] == count
+    return lambda: (int(native._block.words[native_pool._SEQ]) if futex
+                    else native._box[0].gen)
+
+
+@pytest.mark.parametrize("futex", [True, False])
+def test_idle_workers_sleep_and_a_launch_wakes_them(artifact, futex, monkeypatch):
+    if futex and not native_pool.futex_call():
+        pytest.skip("no futex here")
+    if not futex:
+        monkeypatch.setattr(native_pool, "_FUTEX_CALL", 0)  # sleep in Python
     be, loaded = _backend(artifact, 3)
     try:
         assert (_launch(be, loaded, 100 * WG) == 1).all()
         native = be.pool._native
-        deadline = time.monotonic() + 10
-        while native._sleepers.value < 2 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert native._sleepers.value == 2  # both returned to Python to sleep
-        gen = native._box[0].gen
+        moved = _wait_asleep(native, 2)
+        before = moved()
         assert (_launch(be, loaded, 100 * WG) == 1).all()
-        assert native._box[0].gen == gen + 1  # the launch woke them
+        assert moved() == before + 1  # the launch woke them
+        _wait_asleep(native, 2)
+        cpu = time.process_time()
+        time.sleep(0.3)
+        assert time.process_time() - cpu < 0.1  # asleep: an idle process burns no CPU
     finally:
         be.close()
+    assert not any(t.is_alive() for t in native._box[0].threads)
 
 
 def test_fork_and_interpreter_exit_with_spinning_workers(artifact):
@@ -194,12 +216,10 @@ def test_native_calls_split_over_the_pool_from_many_threads(artifact):
     assert f(out, None) is out and (out == 2).all()
     native = be.pool._native
     assert len(native._box[0].threads) == 2  # the first call started the workers
-    deadline = time.monotonic() + 10
-    while native._sleepers.value < 2 and time.monotonic() < deadline:
-        time.sleep(0.005)
-    gen = native._box[0].gen
+    moved = _wait_asleep(native, 2)
+    before = moved()
     assert f(out, None) is out and (out == 4).all()
-    assert native._box[0].gen == gen + 1  # the trampoline woke them
+    assert moved() == before + 1  # the call woke them
     errors: list[BaseException] = []
 
     def caller() -> None:

@@ -38,7 +38,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_RANGES", "SPIN_NS", "YIELD_NS", "NativeWorkers", "native_pool_available"]
+__all__ = ["MAX_RANGES", "SPIN_NS", "YIELD_NS", "NativeWorkers", "futex_call",
+           "native_pool_available"]
 
 #: ns a worker spins after its last range before it sleeps
 SPIN_NS = 150_000
@@ -48,7 +49,8 @@ YIELD_NS = 20_000
 MAX_RANGES = (1 << 20) - 1024
 
 _TICKET, _DONE, _SLEEPERS, _QUIT, _BUDGET, _CLOCK, _YIELD, _BUSY = 0, 8, 16, 24, 40, 41, 42, 48
-_WORDS = 56
+_FUTEX_SLEEPERS, _FUTEX, _SEQ = 19, 43, 56
+_WORDS = 64
 #: the sleepers word of a generation whose workers are not started yet (non-zero: a launch
 #: calls :meth:`NativeWorkers.attention`, which starts them)
 NOT_STARTED = 1 << 32
@@ -61,6 +63,7 @@ _HOLD_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _POST_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _FINISH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+_WAKE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _lock = threading.Lock()
 _code: dict[str, tuple[Any, list[int]]] = {}  # fingerprint: (holder, POOL_ENTRIES addresses)
 _live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
@@ -70,6 +73,20 @@ def native_pool_available() -> bool:
     """Whether this host can run the native pool (64-bit ``long``, ``CLOCK_MONOTONIC``)."""
     return (ctypes.sizeof(ctypes.c_void_p) == 8 and ctypes.sizeof(ctypes.c_long) == 8
             and hasattr(time, "CLOCK_MONOTONIC") and os.name == "posix")
+
+
+def futex_call() -> int:
+    """The ``futex`` system call's number on this host (Linux x86-64 and AArch64), or 0:
+    idle workers then sleep in Python on a condition instead of in the kernel."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return 0
+    return {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(
+        os.uname().machine.lower(), 0)
+
+
+_FUTEX_CALL = futex_call()
 
 
 def _functions(target: Any) -> list[int]:
@@ -137,6 +154,7 @@ class _Block:
         off = (-raw.ctypes.data % 64) // 8
         self.words = raw[off:off + _WORDS]
         self.address = self.words.ctypes.data
+        self.native_wake: Any = None  # accy_pool_wake, once the code is loaded
         self.reset()
 
     def reset(self) -> None:
@@ -146,6 +164,7 @@ class _Block:
         self.words[_BUDGET] = SPIN_NS
         self.words[_CLOCK] = time.CLOCK_MONOTONIC
         self.words[_YIELD] = YIELD_NS
+        self.words[_FUTEX] = _FUTEX_CALL
 
 
 class _State:
@@ -167,6 +186,8 @@ class _State:
         """Tell the workers to return (no join)."""
         self.quit = True
         self.block.words[_QUIT] = 1
+        if self.block.native_wake is not None:  # those asleep in the kernel
+            self.block.native_wake(self.block.address)
         self.wake()
 
 
@@ -210,7 +231,8 @@ class NativeWorkers:
 
     def _compile(self) -> None:
         if self._work is None:
-            work, self._launch, hold, post, finish = _functions(self.target)
+            work, self._launch, hold, post, finish, wake = _functions(self.target)
+            self._block.native_wake = _WAKE_FN(wake)
             self._launch_fn = _LAUNCH_FN(self._launch)
             self._hold, self._post, self._finish = _HOLD_FN(hold), _POST_FN(post), \
                 _FINISH_FN(finish)

@@ -5,7 +5,9 @@ The pool's control block is 64-bit words, each hot word on its own 64-byte line:
 ========  ==============================================================================
 word 0    the ticket: ``ranges << 20 | next range`` (claimed with atomic fetch-add)
 word 8    ranges finished of the current job
-word 16   workers that returned to Python to sleep (announced before they go)
+word 16   workers that returned to Python to sleep (announced before they go); word 19
+          workers asleep in the kernel (``futex``, Linux: word 43 holds the ``futex``
+          system call's number, 0 elsewhere), waiting on the 32-bit sequence at word 56
 word 24   quit flag (workers return 0 once it is set and no range is left to them)
 word 32   the job: kernel entry, pointer array, scalar block, work-groups (words 32-35)
 word 40   spin budget in ns since a worker's last range before it sleeps; word 41 the
@@ -15,10 +17,14 @@ word 48   the busy word: 1 while a launch (or ``accy_pool_hold``) holds the bloc
 ========  ==============================================================================
 
 ``i64 accy_pool_work(ptr ctl, i64 woke)``: a worker's loop. Claims ranges while the ticket
-has some, spins (``pause`` on x86) otherwise, checking the clock every 64 polls; returns 1
-when it has been idle longer than the budget (having announced itself in word 16 and
-checked the ticket once more after that, so a job posted meanwhile is not missed), 0 once
-the quit flag is set. ``woke = 1`` takes back the announcement of the previous sleep.
+has some, spins (``pause`` on x86) otherwise, checking the clock every 64 polls; once idle
+longer than the budget it sleeps: with ``futex`` it reads the sequence, announces itself in
+word 19, checks the ticket and the quit flag once more (a job posted meanwhile is not
+missed: the poster stores the ticket, then reads word 19) and waits in ``FUTEX_WAIT`` until
+the sequence moves (a post that sees a sleeper, or ``accy_pool_wake``, bumps it and wakes
+them all); without, it returns 1 to Python (announced in word 16, the ticket checked once
+more). It returns 0 once the quit flag is set. ``woke = 1`` takes back the announcement of a
+sleep in Python.
 
 ``void accy_pool_launch(ptr ctl, ptr fn, ptr ptrs, ptr scalars, i64 groups, i64 ranges)``:
 takes the busy word (compare-and-swap; when another launch holds it, runs the whole launch
@@ -46,11 +52,12 @@ __all__ = ["POOL_ENTRIES", "pool_ir"]
 
 #: the module's entry points
 POOL_ENTRIES = ("accy_pool_work", "accy_pool_launch", "accy_pool_hold", "accy_pool_post",
-                "accy_pool_finish")
+                "accy_pool_finish", "accy_pool_wake")
 
 _IR = """
 declare i32 @sched_yield()
 declare i32 @clock_gettime(i32, ptr)
+declare i64 @syscall(i64, ...)
 {pause_decl}
 
 define internal i64 @now(ptr %ctl) nounwind {{
@@ -179,6 +186,11 @@ yield:
   %y = call i32 @sched_yield()
   br label %poll
 sleep:
+  %sysp = getelementptr i64, ptr %ctl, i64 43
+  %sys = load i64, ptr %sysp, align 8
+  %fx = icmp ne i64 %sys, 0
+  br i1 %fx, label %fsleep, label %psleep
+psleep:
   %s = atomicrmw add ptr %sleepp, i64 1 seq_cst, align 8
   %late = call i1 @available(ptr %ctl)
   br i1 %late, label %unsleep, label %out
@@ -187,6 +199,54 @@ unsleep:
   br label %claim
 out:
   ret i64 1
+fsleep:
+  %fslp = getelementptr i64, ptr %ctl, i64 19
+  %seqp = getelementptr i64, ptr %ctl, i64 56
+  %sq = load atomic i32, ptr %seqp seq_cst, align 8
+  %fa = atomicrmw add ptr %fslp, i64 1 seq_cst, align 8
+  %flate = call i1 @available(ptr %ctl)
+  br i1 %flate, label %funclaim, label %fquit
+funclaim:
+  %fb = atomicrmw sub ptr %fslp, i64 1 seq_cst, align 8
+  br label %claim
+fquit:
+  %fq = load atomic i64, ptr %quitp seq_cst, align 8
+  %fstop = icmp ne i64 %fq, 0
+  br i1 %fstop, label %funquit, label %fwait
+funquit:
+  %fc = atomicrmw sub ptr %fslp, i64 1 seq_cst, align 8
+  ret i64 0
+fwait:
+  %sq64 = zext i32 %sq to i64
+  %fr = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 128, i64 %sq64, ptr null)
+  %fd = atomicrmw sub ptr %fslp, i64 1 seq_cst, align 8
+  br label %start
+}}
+
+define internal void @wake_sleepers(ptr %ctl) nounwind {{
+entry:
+  %sysp = getelementptr i64, ptr %ctl, i64 43
+  %sys = load i64, ptr %sysp, align 8
+  %fx = icmp ne i64 %sys, 0
+  br i1 %fx, label %check, label %out
+check:
+  %fslp = getelementptr i64, ptr %ctl, i64 19
+  %n = load atomic i64, ptr %fslp seq_cst, align 8
+  %any = icmp ne i64 %n, 0
+  br i1 %any, label %wake, label %out
+wake:
+  %seqp = getelementptr i64, ptr %ctl, i64 56
+  %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
+  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 2147483647)
+  br label %out
+out:
+  ret void
+}}
+
+define void @accy_pool_wake(ptr %ctl) nounwind {{
+entry:
+  call void @wake_sleepers(ptr %ctl)
+  ret void
 }}
 
 define void @accy_pool_hold(ptr %ctl) nounwind {{
@@ -222,6 +282,7 @@ entry:
   store atomic i64 0, ptr %donep monotonic, align 8
   %tk = shl i64 %ranges, 20
   store atomic i64 %tk, ptr %ctl seq_cst, align 8
+  call void @wake_sleepers(ptr %ctl)
   ret void
 }}
 
