@@ -237,7 +237,8 @@ def test_transposed_b_pack(dtype):
     """``x @ W.T`` (``B`` with unit ``k`` stride) packs ``B`` on the CPU through
     :func:`~accy_kernels.matmul_pack.transpose_kernel`'s work-group array: k = 32 (whole
     chunks of 16 f32 / 8 f64), 17 and 5 (a partial last chunk), n = 40 (a partial panel),
-    a batched ``W``; equal to numpy."""
+    a batched ``W`` (the separate pack forced: by default these copy ``W.T`` inside the
+    job launch, :mod:`accy_kernels.matmul_sliver`); equal to numpy."""
     from accy.families import Plan, backend_object
     from accy_kernels.matmul_plan import plan_matmul
     from accy_kernels.matmul_problem import MatmulProblem
@@ -247,11 +248,13 @@ def test_transposed_b_pack(dtype):
         sa, sb = _batched((m, n, k), batch)
         a = _operand(rng, dtype, sa, False)
         b = _operand(rng, dtype, sb, True)
-        check(ak.matmul(a, b, variant="blocked"), a, b, dtype)
-    prob = MatmulProblem(dtype, 1, 64, 1024, 1024, (0, 1024, 1), (0, 1, 1024))
+        cand = Candidate(0, 1, (("ku", 4), ("mr", 6), ("nv", 2), ("sliver", 0)))
+        check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, dtype)
+    # a W.T too big to copy per row block (8 blocks of 256 rows) is packed once
+    prob = MatmulProblem(dtype, 1, 2048, 1024, 1024, (0, 1024, 1), (0, 1, 1024))
     plan = Plan("xwt")
     plan_matmul(plan, backend_object("cpu"), prob, plan.temp(dtype, 1), plan.temp(dtype, 1),
-                plan.output(dtype, 64 * 1024))
+                plan.output(dtype, 2048 * 1024))
     assert "_kt" in plan._launches[0][0].name
 
 

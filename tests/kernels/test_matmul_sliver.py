@@ -52,6 +52,33 @@ def test_sliver_tail_tiles():
         check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, "f32")
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f64"])  # i32: the f32 code (8 lanes)
+def test_sliver_transposed_b(dtype):
+    """``a @ W.T`` (``B`` with unit ``k`` stride) copied transposed inside the job launch:
+    n = 70 (a partial group and panel), k = 33 (a last block of ``p`` that ends at ``k``),
+    k-blocks of 16 over k = 40 (a short last k-block), a batched ``W``, two row blocks;
+    k = 5 (under two vectors) keeps the separate pack. Equal to numpy, one launch each."""
+    from accy.families import backend_object
+    from accy_kernels.matmul_api import problem_of
+    from accy_kernels.matmul_plan import plan_matmul
+
+    be = backend_object("cpu")
+    rng = np.random.default_rng(zlib.crc32(f"slt{dtype}".encode()))
+    cases = [((13, 70, 33), _cand(), "none"), ((13, 70, 40), _cand(kc=16, mc=12), "b"),
+             ((7, 16, 5), _cand(), "none")]
+    for (m, n, k), cand, batch in cases:
+        sa, sb = _batched((m, n, k), batch)
+        a = _operand(rng, dtype, sa, False)
+        b = _operand(rng, dtype, sb, True)
+        check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, dtype)
+        prob, _, _, _ = problem_of(a, b)
+        plan = Plan("slt")
+        plan_matmul(plan, be, prob, plan.temp(prob.dtype, 1), plan.temp(prob.dtype, 1),
+                    plan.output(prob.dtype, prob.out_elems), "blocked", cand)
+        names = [x[0].name for x in plan._launches]
+        assert all("sliver" in x and "_bt" in x for x in names) == (k > 5), names
+
+
 def _relu_bias(acc, b, i, j):
     v = ir.Binary("add", acc, ir.Load("in3", j, "f32"), "f32")
     return [], ir.Binary("max", v, ir.Const(0.0, "f32"), "f32")

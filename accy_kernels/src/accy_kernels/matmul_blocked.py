@@ -314,7 +314,9 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
                      nr: int, kc: int, epilogue: Epilogue) -> tuple | None:
     """``(KC, row tiles per job, panels per job, epilogue)`` of
     :mod:`accy_kernels.matmul_sliver` for ``prob``, or None where it does not apply: device
-    targets, a ``B`` without unit column stride, a product that reads a small ``B`` in
+    targets, a ``B`` with neither unit column stride nor unit ``k`` stride (or the latter
+    with ``k`` or ``KC`` under two vectors, see :func:`~accy_kernels.matmul_sliver.sliver_kernel`'s
+    ``trans_b``), a product that reads a small ``B`` in
     place or splits ``k`` (``packs`` False), more than :data:`MAX_SLIVER_ROW_BLOCKS` row
     blocks (over all batches when they share ``B``) of at most
     :data:`~accy_kernels.matmul_sliver.MAX_JOB_ROWS` rows and :data:`JOB_A_L2` L2s of ``A``
@@ -326,7 +328,10 @@ def _sliver_blocking(prob: MatmulProblem, candidate: Candidate, backend, packs: 
     from accy_kernels.matmul_sliver import MAX_JOB_ROWS, job_panels
 
     want = int(candidate.option("sliver", -1))
-    if not host_like(backend) or want == 0 or prob.b_strides[2] != 1 or prob.k < 1:
+    if not host_like(backend) or want == 0 or prob.k < 1:
+        return None
+    if prob.b_strides[2] != 1 and (prob.b_strides[1] != 1  # x @ W.T: a transposing copy
+                                   or min(prob.k, kc) < 2 * simd_lanes(backend, prob.dtype)):
         return None
     if not packs and want != 1:
         return None

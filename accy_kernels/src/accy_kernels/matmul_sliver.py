@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 
-from accy.kernel import KernelBuilder, call
+from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div
 from accy_kernels.matmul_host import MIN_PARALLEL_WORK, active, host_parts, spread
@@ -65,7 +65,7 @@ def job_panels(tiles_n: int, row_blocks: int, batch: int, threads: int, kc: int,
 @functools.cache
 def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
                   pack_a: bool = False, epilogue: Epilogue = NO_EPILOGUE,
-                  accumulate: bool = False, tail: int = 0):
+                  accumulate: bool = False, tail: int = 0, trans_b: bool = False):
     """The job kernel (see the module docstring); host targets only (group-level branches
     around barriers, see :func:`accy_kernels.matmul_micro.store_tile`).
 
@@ -84,10 +84,14 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
     :func:`accy_kernels.matmul_host.spread` (a power-of-two stride here) test a mask, not
     a remainder: an integer division per idle group cost some 20 us per call of the 4096
     groups a 4-job 256^2 product takes on 2 threads (about a tenth of each thread's part).
+    ``trans_b``: ``B`` has unit ``p`` stride instead (``x @ W.T``), ``B[b, p, j]`` is
+    ``b[b_off + b*b_sb + p + j*b_sp]``, copied transposed (:func:`_copy_transposed`;
+    needs ``k >= 2 * lanes``).
     """
     nr = lanes * nv
     out_dtype = epilogue.out_dtype or dtype
     tag = ("p" if pack_a else "d") + ("_acc" if accumulate else "") + (f"_t{tail}" if tail else "")
+    tag += "_bt" if trans_b else ""
     name = f"matmul_sliver_{dtype}_{mr}x{nr}_l{lanes}_ku{ku}_j{ncj}_{tag}{epilogue.tag()}"
     kb = KernelBuilder(name, lanes)
     c = kb.buffer("c", out_dtype, "readwrite" if accumulate else "write")
@@ -105,6 +109,7 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
     gpj = kb.scalar("col_groups", "i32")
     g, lid = kb.group_id(), kb.local_id()
     zero = kb.const(0, dtype)
+    blk = kb.shared("sv_blk", dtype, nr * 2 * lanes) if trans_b else None
     mask = (kb.const(1, "i32") << shift) - 1
     with active(kb, ((g & mask) == 0) & ((g >> shift) < jobs), True):
         t = kb.let("sv_t", g >> shift)
@@ -144,15 +149,60 @@ def sliver_kernel(dtype: str, mr: int, lanes: int, nv: int, ku: int, ncj: int,
                                 kb.store(bp, at, zero)
                     kb.barrier()
 
-            with kb.if_(j00 + ncj * nr <= n):
-                copy_all(True)
-            with kb.else_():
-                copy_all(False)
+            if trans_b:
+                _copy_transposed(kb, (b, bp, blk), (b_off + bt.cast("i64") * b_sb, b_sp, dst),
+                                 (j00, n, p_lo, p_hi, kcb), (ncj, nr, lanes, nv), lid, zero)
+            else:
+                with kb.if_(j00 + ncj * nr <= n):
+                    copy_all(True)
+                with kb.else_():
+                    copy_all(False)
             nq = kb.let("sv_nq", call("min", kb.const(ncj, "i32"), tn - jt0))
             _row_tiles(kb, (c, a, bp), (m, n, tm, mcb), (bt, rt_lo, rt_hi, jt0, nq),
                        (a_off, a_sb, a_si, k64, dst, kcb, p_lo, p_hi),
                        (mr, lanes, nv, ku, pack_a, epilogue, accumulate, tail), lid, zero)
     return kb.build()
+
+
+def _copy_transposed(kb, bufs, base, rng, shape, lid, zero) -> None:
+    """The copy of :func:`sliver_kernel` for a ``B`` with unit ``p`` stride: each panel's
+    ``NR`` source rows (columns ``j`` of ``B``, clamped to ``n - 1`` and zero past it) in
+    blocks of ``2 * lanes`` consecutive ``p`` (64 bytes of each row), each row's chunk
+    copied into the work-group array ``blk`` with vector loads, then each ``p`` stored as a
+    panel row read down a column of the array (as
+    :func:`accy_kernels.matmul_pack.transpose_kernel`). A last, partial block is the one
+    ending at ``p1`` (every load inside the rows, no clamp of a lane's index, which would
+    turn the kernel's vectorization off: :func:`accy.codegen.gathers.gathering_loops`),
+    storing only its ``p`` past the whole blocks. Panels and blocks are run-time loops:
+    unrolled over the panels, with a separate last block, the kernel took 4x as long to
+    compile (5 s)."""
+    b, bp, blk = bufs
+    src, b_sj, dst = base
+    j00, n, p_lo, p_hi, kcb = rng
+    ncj, nr, lanes, nv = shape
+    chunk = 2 * lanes
+    blocks = kb.let(kb.fresh("sv_tblk"), (kcb + (chunk - 1)) / chunk)
+    with kb.for_(kb.fresh("sv_tq"), 0, ncj) as q:
+        j0 = kb.let(kb.fresh("sv_tj0"), j00 + q * nr)
+        rows = [kb.let(kb.fresh(f"sv_trow{r}_"), src + call("min", j0 + r, n - 1).cast("i64")
+                       * b_sj) for r in range(nr)]
+        keep = [kb.let(kb.fresh(f"sv_tok{r}_"), j0 + r < n) for r in range(nr)]
+        pdst = kb.let(kb.fresh("sv_tdst"), dst + kcb * (q * nr).cast("i64") - p_lo * nr)
+        with kb.for_(kb.fresh("sv_tb"), kb.const(0, "i64"), blocks) as bi:
+            first = kb.let(kb.fresh("sv_tfirst"), p_lo + bi * chunk)
+            p0 = kb.let(kb.fresh("sv_tp0"), call("min", first, p_hi - chunk))
+            for r in range(nr):
+                for v in range(2):
+                    val = b[rows[r] + p0 + (lid.cast("i64") + v * lanes)]
+                    kb.shared_store(blk, lid + (r * chunk + v * lanes),
+                                    where(keep[r], val, zero))
+            kb.barrier()
+            for i in range(chunk):
+                with kb.if_(p0 + i >= first):  # a work-group-level branch (its barrier)
+                    for h in range(nv):
+                        kb.store(bp, pdst + (p0 + i) * nr + (lid.cast("i64") + h * lanes),
+                                 blk[(lid + h * lanes) * chunk + i])
+                    kb.barrier()
 
 
 def _row_tiles(kb, bufs, sizes, where, addr, shape, lid, zero) -> None:
@@ -203,8 +253,8 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     """Append the job launches of ``prob`` to ``plan``: one per k-block of ``kc`` (the
     first stores, the next ones add, the last applies the epilogue). ``shape``: ``(mr,
     lanes, nv, ku, pack_a)``; ``slots``: ``(a, b, out, extra)`` with ``b`` the operand
-    itself (unit column stride); ``a_sc``: the three ``A`` scalars of
-    :func:`sliver_kernel`; ``blocks``: ``(kc, mc_tiles, ncj, epilogue)``."""
+    itself (unit column stride, or unit ``k`` stride: ``trans_b``); ``a_sc``: the three
+    ``A`` scalars of :func:`sliver_kernel`; ``blocks``: ``(kc, mc_tiles, ncj, epilogue)``."""
     mr, lanes, nv, ku, pack_a = shape
     a, b, out, extra = slots
     kc, mcb, ncj, epilogue = blocks
@@ -220,14 +270,16 @@ def plan_sliver(plan, backend, prob: MatmulProblem, shape, slots, a_sc, blocks) 
     bp = plan.temp(prob.dtype, jobs * slot)
     shift = max(0, spread(backend, jobs, lanes, prob.flops) - 1).bit_length()
     sb = prob.b_strides
+    trans = sb[2] != 1  # unit p stride instead (x @ W.T): the j stride goes in b_sp
     scalars = [("i32", prob.m), ("i32", prob.n), ("i32", prob.k), ("i32", tm), ("i32", tn),
                ("i32", jobs), ("i32", shift), *a_sc,
-               ("i64", prob.b_offset), ("i64", sb[0]), ("i64", sb[1])]
+               ("i64", prob.b_offset), ("i64", sb[0]), ("i64", sb[2] if trans else sb[1])]
     starts = list(range(0, prob.k, kc))
     for n_blk, p0 in enumerate(starts):
         last = n_blk == len(starts) - 1
         kernel = sliver_kernel(prob.dtype, mr, lanes, nv, ku, ncj, pack_a,
-                               epilogue if last else NO_EPILOGUE, n_blk > 0, prob.m % mr)
+                               epilogue if last else NO_EPILOGUE, n_blk > 0, prob.m % mr,
+                               trans)
         plan.launch(kernel, jobs << shift, [out, bp, a, b, *(extra if last else ())],
                     [*scalars, ("i64", p0), ("i64", min(prob.k, p0 + kc)), ("i32", mcb),
                      ("i64", slot), ("i32", gpj)])
