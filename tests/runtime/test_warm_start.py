@@ -31,7 +31,8 @@ _SCRIPT = textwrap.dedent("""
     mods = sorted(m for m in sys.modules  # before numpy.testing, which imports metadata
                   if m.split(".")[0] in ("llvmlite", "pathlib", "platformdirs", "pluggy",
                                          "accy_backend_cuda", "hashlib")
-                  or m.startswith(("importlib.metadata", "importlib.util", "accy.passes")))
+                  or m.startswith(("importlib.metadata", "importlib.util", "accy.passes",
+                                   "accy.kernel.ir")))
     t = numpy.maximum((x * y + x) / (numpy.abs(x) + 1), 0.25)
     numpy.testing.assert_allclose(out, numpy.sqrt(t * t), rtol=1e-6)
     numpy.testing.assert_allclose(looped, ((x * 0.5 + 1) * 0.5 + 1) * 0.5 + 1, rtol=1e-6)
@@ -64,6 +65,9 @@ def test_warm_first_call_runs_no_pass_and_imports_no_llvmlite(tmp_path):
     warm = _run(env)
     assert warm["stats"].get("pipeline_hits") == 1 and warm["stats"].get("disk_hits") == 1
     assert not [m for m in warm["modules"] if m.startswith(("accy.passes", "importlib.meta"))]
+    # the launch graphs keep their kernel IR apart: loading and running (a loop's native
+    # driver included) reads only names, buffer specs and object code
+    assert "accy.kernel.ir" not in warm["modules"]
     assert "pathlib" not in warm["modules"] and "platformdirs" not in warm["modules"]
     # the jit index knew both functions: nothing traced; no OpenSSL (hashlib) either
     assert warm["traces"] == [0, 0] and warm["index_hits"] == [1, 1]

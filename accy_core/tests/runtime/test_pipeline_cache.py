@@ -134,8 +134,8 @@ def test_cached_graph_reads_its_kernel_ir_only_when_asked(fresh_cache, monkeypat
     assert names and all(exe.kernels[n].name == n for n in names)  # read on demand
     assert "not loaded" not in repr(kernels)
     assert exe.graph.written_slots  # from the stored counts, equal to the kernels' own
-    assert exe.graph.written_counts == {
-        n: sum(b.access != "read" for b in k.buffers) for n, k in kernels.items()}
+    assert exe.graph.buffer_specs == {n: tuple((b.name, b.dtype, b.access) for b in k.buffers)
+                                      for n, k in kernels.items()}
 
 
 def test_undecodable_kernel_ir_warns_and_comes_from_the_stages(fresh_cache):

@@ -23,7 +23,8 @@ from accy.records import record
 if TYPE_CHECKING:  # loop nodes: only programs with loops (and building a graph) need them
     from accy.runtime.loop_graph import LoopNode
 
-__all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "graph_from_function", "graph_nodes"]
+__all__ = ["GraphLaunch", "IndexCheck", "LaunchGraph", "buffer_spec", "graph_from_function",
+           "graph_nodes"]
 
 
 @record
@@ -72,10 +73,11 @@ class LaunchGraph:
         fingerprints: kernel name → ``Kernel.fingerprint()`` of ``kernels``, filled when the
             pipeline cache stores the graph, so a process that loads it finds the program's
             object code without printing its kernels (empty: computed when needed).
-        written_counts: kernel name → how many leading buffers of its launch it writes
-            (its buffers whose access is not ``"read"``), filled with ``fingerprints``, so
-            :attr:`written_slots` of a cached graph needs no kernel IR (missing names: read
-            from ``kernels``).
+        buffer_specs: kernel name → ``(name, dtype, access)`` of each of its buffers, in
+            launch order, filled with ``fingerprints``, so what a cached graph's launches
+            read and write (:meth:`kernel_buffers`, :attr:`written_slots`, the native loop
+            driver's alias checks) needs no kernel IR (missing names: read from
+            ``kernels``).
         fast_code: the compiled code of the small-call function
             (:func:`accy.runtime.fast_call.compiled_source`), filled when the pipeline cache
             stores the graph, so a process that loads it compiles no Python (empty: compiled
@@ -95,8 +97,20 @@ class LaunchGraph:
     zero_results: bool = False
     loops: list[LoopNode] = field(default_factory=list)
     fingerprints: dict[str, str] = field(default_factory=dict)
-    written_counts: dict[str, int] = field(default_factory=dict)
+    buffer_specs: dict[str, tuple[tuple[str, str, str], ...]] = field(default_factory=dict)
     fast_code: tuple = ()
+
+    def kernel_buffers(self, name: str) -> tuple[tuple[str, str, str], ...]:
+        """``(name, dtype, access)`` of each buffer of kernel ``name``, in launch order
+        (from :attr:`buffer_specs`, else from the kernel IR).
+
+        Raises:
+            KeyError: the graph has no kernel ``name``.
+        """
+        spec = self.buffer_specs.get(name)
+        if spec is None:
+            spec = buffer_spec(self.kernels[name])
+        return spec
 
     @property
     def written_slots(self) -> set[int]:
@@ -104,13 +118,11 @@ class LaunchGraph:
         the copies of their final values included."""
         out: set[int] = set()
         todo: list = [self]
-        counts = self.written_counts
         while todo:
             p = todo.pop()
             for ln in p.launches:
-                n_out = counts.get(ln.kernel)
-                if n_out is None:
-                    n_out = sum(1 for b in self.kernels[ln.kernel].buffers if b.access != "read")
+                n_out = sum(1 for _, _, access in self.kernel_buffers(ln.kernel)
+                            if access != "read")
                 out.update(ln.slots[:n_out])
             for node in p.loops:
                 out.update(f.slots[0] for f in node.finals)
@@ -118,6 +130,11 @@ class LaunchGraph:
                 if node.cond is not None:
                     todo.append(node.cond)
         return out
+
+
+def buffer_spec(kernel: Any) -> tuple[tuple[str, str, str], ...]:
+    """``(name, dtype, access)`` of each buffer of kernel IR ``kernel``, in launch order."""
+    return tuple((b.name, b.dtype, b.access) for b in kernel.buffers)
 
 
 def graph_from_function(module: Module, fn: Function) -> LaunchGraph:

@@ -187,29 +187,29 @@ def _trips(n: int) -> int:
 class _Sim:
     """One simulation of a flat loop over origin indices (see :func:`alias_facts`)."""
 
-    def __init__(self, flat: FlatLoop, kernels: dict[str, Any], elem: list[int],
+    def __init__(self, flat: FlatLoop, buffers: Any, elem: list[int],
                  pairs: set[tuple[int, int]], seen: set) -> None:
-        self.flat, self.kernels = flat, kernels
+        self.flat, self.buffers = flat, buffers
         self.elem, self.pairs, self.seen = elem, pairs, seen
         self.work = 0
 
     def launch(self, pc: int, ln: Any, table: dict[int, int]) -> str | None:
-        from accy.kernel.ir import dtype_bytes
+        from accy.kernel.dtypes import dtype_bytes
 
         bound = tuple(table[s] for s in ln.slots)
         if (pc, bound) in self.seen:
             return None
         self.seen.add((pc, bound))
-        bufs = self.kernels[ln.kernel].buffers
+        bufs = self.buffers(ln.kernel)  # (name, dtype, access) per buffer
         for k, o in enumerate(bound[:len(bufs)]):
-            self.elem[o] = math.lcm(self.elem[o], dtype_bytes(bufs[k].dtype))
+            self.elem[o] = math.lcm(self.elem[o], dtype_bytes(bufs[k][1]))
         for k, o in enumerate(bound[:len(bufs)]):
-            if bufs[k].access == "read":
+            if bufs[k][2] == "read":
                 continue
             for j, o2 in enumerate(bound):
                 if j != k and o2 == o:
                     return (f"kernel {ln.kernel!r} gets one buffer twice, written as "
-                            f"{bufs[k].name!r}")
+                            f"{bufs[k][0]!r}")
                 if j != k:
                     self.pairs.add((min(o, o2), max(o, o2)))
         return None
@@ -267,19 +267,26 @@ def _jump(op: tuple, pc: int, counters: dict[int, int], visits: dict[int, int],
     return pc
 
 
-def alias_facts(flat: FlatLoop, kernels: dict[str, Any]) -> str | None:
+def alias_facts(flat: FlatLoop, buffers: Any) -> str | None:
     """Simulate ``flat``'s slot moves (module docstring) and fill ``element_bytes`` and
     ``pairs``; return why the loop cannot run natively (a written buffer bound twice to one
     launch, or too much to simulate), or None.
 
-    ``kernels``: kernel name → kernel IR (``buffers`` with ``dtype`` and ``access``).
+    ``buffers``: kernel name → ``(name, dtype, access)`` of each of its buffers
+    (:meth:`~accy.runtime.graph.LaunchGraph.kernel_buffers`), or a mapping of kernel name →
+    kernel IR.
     """
+    if not callable(buffers):
+        from accy.runtime.graph import buffer_spec
+
+        table = buffers
+        buffers = lambda name: buffer_spec(table[name])  # noqa: E731
     whiles = sorted({op[3] for op in flat.ops if op[0] == "brz"})
     if len(whiles) > 2:
         return "more than two while loops"
     elem = [1] * len(flat.origins)
     pairs: set[tuple[int, int]] = set()
-    sim = _Sim(flat, kernels, elem, pairs, set())
+    sim = _Sim(flat, buffers, elem, pairs, set())
     for trips in itertools.product(range(5), repeat=len(whiles)):
         why = sim.run(dict(zip(whiles, trips, strict=True)))
         if why is not None:
@@ -307,7 +314,7 @@ def build_native_loop(exe: Any, node: Any) -> Any:
         return None
     g = exe.graph
     flat = flatten_loop(node, len(g.slot_bytes), node.name)
-    if alias_facts(flat, g.kernels) is not None:
+    if alias_facts(flat, g.kernel_buffers) is not None:
         return None
     return bind(flat, {name: exe._kernel(name) for name in kernels_of(flat)})
 

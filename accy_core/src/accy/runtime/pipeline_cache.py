@@ -6,7 +6,7 @@ from the artifact cache). Entries live in the artifact cache directory
 (:class:`~accy.runtime.artifact_cache.ArtifactCache`: 0700 directory, 0600 files written
 atomically, sha256-checked, LRU size cap), as artifacts of format ``"launch-graph"`` whose
 payload is the pickled :class:`~accy.runtime.graph.LaunchGraph` with its kernel IR pickled
-apart: a warm call needs only the kernels' names, fingerprints and written-buffer counts
+apart: a warm call needs only the kernels' names, fingerprints and buffer dtypes and accesses
 (stored in the graph) and the program's object code, so the kernel IR is unpickled, as a
 :class:`LazyKernels` table, only when something reads it (profiling, tuning, another
 backend, ``exe.kernels``) and a warm process imports no kernel IR module.
@@ -360,7 +360,7 @@ def load_graph(key: str) -> Any | None:
 
 def store_graph(key: str, graph: Any) -> None:
     """Store ``graph`` under ``key`` (no-op when the cache is disabled or the graph cannot
-    be pickled); fills its ``fingerprints``, ``written_counts`` and ``fast_code``."""
+    be pickled); fills its ``fingerprints``, ``buffer_specs`` and ``fast_code``."""
     from accy.runtime.artifact_cache import enabled_cache
 
     cache = enabled_cache()
@@ -370,8 +370,9 @@ def store_graph(key: str, graph: Any) -> None:
     # the loading process then need not print the kernels to find their object code, nor
     # read them to know which slots a launch writes
     graph.fingerprints = {n: k.fingerprint() for n, k in kernels.items()}
-    graph.written_counts = {n: sum(1 for b in k.buffers if b.access != "read")
-                            for n, k in kernels.items()}
+    from accy.runtime.graph import buffer_spec
+
+    graph.buffer_specs = {n: buffer_spec(k) for n, k in kernels.items()}
     from accy.runtime.fast_call import compiled_source
 
     graph.fast_code = compiled_source(graph)  # and compile no Python for its small calls
