@@ -242,3 +242,20 @@ def test_native_calls_split_over_the_pool_from_many_threads(artifact):
     assert not errors, errors[0]
     assert f(out, None) is out and (out == 6).all()  # after close: new workers
     be.close()
+
+
+def test_native_code_that_does_not_build_leaves_the_python_pool(artifact, monkeypatch):
+    from accy.errors import CodegenError
+
+    def refuse(target):
+        raise CodegenError("codegen: refused (test)")
+
+    monkeypatch.setattr(native_pool, "_functions", refuse)
+    be, loaded = _backend(artifact, 2)
+    try:
+        with pytest.warns(RuntimeWarning, match="native workers unavailable"):
+            assert (_launch(be, loaded, 50 * WG) == 1).all()
+        assert be.pool._native is False
+        assert (_launch(be, loaded, 50 * WG) == 1).all()  # Python workers, no warning
+    finally:
+        be.close()

@@ -33,7 +33,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -116,7 +116,8 @@ def _functions(target: Any) -> list[int]:
 
 
 def _load_code(target: Any) -> tuple[Any, list[int]]:
-    """``(what holds the code, [work address, launch address])``."""
+    """``(what holds the code, the addresses of POOL_ENTRIES)``: the cached shared object,
+    else compiled here and linked (and cached), else in an MCJIT engine."""
     from accy.hashing import sha256
     from accy.runtime.artifact_cache import enabled_cache, load_decoded
 
@@ -126,24 +127,35 @@ def _load_code(target: Any) -> tuple[Any, list[int]]:
     text = pool_ir(target.triple)
     key = "cpu-native-pool-" + sha256(f"{target.fingerprint()}\0{text}".encode()).hexdigest()
     data = load_decoded(key, "so", bytes, "the native pool's code")
-    if data is None:
-        from accy.backend import Artifact
-        from accy.codegen.worker import compile_here
+    if data is not None:
+        try:
+            return _entries(shared_object.load_library(data), POOL_ENTRIES)
+        except (OSError, AttributeError):  # unwritable directory, refused: compile below
+            pass
+    from accy.backend import Artifact
+    from accy.codegen.worker import compile_here
 
-        obj = compile_here(target.request(text, ("obj",)))["obj"]
-        data = shared_object.link([obj], list(POOL_ENTRIES))
-        if data is None:
-            from accy_backend_cpu.loading import mcjit_engine
+    obj = compile_here(target.request(text, ("obj",)))["obj"]
+    data = shared_object.link([obj], list(POOL_ENTRIES))
+    if data is not None:
+        try:
+            got = _entries(shared_object.load_library(data), POOL_ENTRIES)
+        except (OSError, AttributeError):
+            data = None
+        else:
+            cache = enabled_cache()
+            if cache is not None:
+                cache.store(key, Artifact(backend="cpu", kernel_name="native_pool",
+                                          format="so", data=data, entry="", metadata={}))
+            return got
+    from accy_backend_cpu.loading import mcjit_engine
 
-            engine, addresses = mcjit_engine(target, threading.Lock(), [obj], POOL_ENTRIES)
-            return engine, [addresses[e] for e in POOL_ENTRIES]
-        cache = enabled_cache()
-        if cache is not None:
-            cache.store(key, Artifact(backend="cpu", kernel_name="native_pool", format="so",
-                                      data=data, entry="", metadata={}))
-    library = shared_object.load_library(data)
-    return library, [ctypes.cast(getattr(library, e), ctypes.c_void_p).value
-                     for e in POOL_ENTRIES]
+    engine, addresses = mcjit_engine(target, threading.Lock(), [obj], POOL_ENTRIES)
+    return engine, [addresses[e] for e in POOL_ENTRIES]
+
+
+def _entries(library: Any, names: Sequence[str]) -> tuple[Any, list[int]]:
+    return library, [ctypes.cast(getattr(library, e), ctypes.c_void_p).value for e in names]
 
 
 class _Block:
@@ -254,11 +266,16 @@ class NativeWorkers:
         state.wake()
 
     def _spawn(self, state: _State) -> None:
-        """Start workers of ``state`` up to the number wanted (under ``_lock``)."""
+        """Start workers of ``state`` up to the number wanted (under ``_lock``); a thread
+        that cannot start (a process out of threads) leaves its ranges to the others."""
         while len(state.threads) < self._wanted:
             t = threading.Thread(target=_worker, args=(state, self._work), daemon=True,
                                  name=f"accy-cpu-native-{len(state.threads)}")
-            t.start()
+            try:
+                t.start()
+            except RuntimeError:
+                self._wanted = len(state.threads)
+                return
             state.threads.append(t)
 
     def native(self, threads: int) -> tuple[int, int, Any]:

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from accy.errors import AccyError
+
 if TYPE_CHECKING:  # concurrent.futures (and logging) load when a launch first needs threads
     from concurrent.futures import ThreadPoolExecutor
 
@@ -181,7 +183,17 @@ class WorkgroupPool:
                     from accy_backend_cpu.native_pool import NativeWorkers, native_pool_available
 
                     if native_calls_available() and native_pool_available():
-                        self._native = NativeWorkers(self.target)
+                        workers = NativeWorkers(self.target)
+                        try:
+                            workers.native(1)  # its code, now: a failure keeps Python's
+                        except (AccyError, OSError) as e:
+                            import warnings
+
+                            warnings.warn(f"cpu pool: native workers unavailable ({e}); "
+                                          "split launches use Python threads",
+                                          RuntimeWarning, stacklevel=3)
+                        else:
+                            self._native = workers
             return self._native
 
     def shutdown(self) -> None:
