@@ -156,3 +156,25 @@ def test_undecodable_kernel_ir_warns_and_comes_from_the_stages(fresh_cache):
         warnings.simplefilter("ignore")
         with pytest.raises(InternalError, match="cannot be decoded"):
             bare["k"]
+
+
+def test_stored_fast_call_code_is_used_only_for_its_exact_source():
+    import marshal
+    import sys
+
+    source = fast_call.call_source(1, 1, [[(0, 1), (1, 0)]], True)
+    other = compile("def call(args):\n    return 'stored'\n", "<test>", "exec")
+    stored = (sys.version, source, marshal.dumps(other))
+    fast_call._CODE.pop(source, None)
+    try:
+        assert fast_call._code(source, stored) == other  # exactly this source: the stored code
+        fast_call._CODE.pop(source, None)
+        for bad in ((sys.version, source + " ", marshal.dumps(other)),  # another source
+                    ("another Python", source, marshal.dumps(other)),
+                    (sys.version, source, b"not marshal data"),
+                    (sys.version, source, marshal.dumps(42))):
+            fast_call._CODE.pop(source, None)
+            got = fast_call._code(source, bad)
+            assert type(got) is type(other) and got != other  # compiled afresh
+    finally:
+        fast_call._CODE.pop(source, None)

@@ -168,8 +168,13 @@ def _code(source: str, stored: tuple) -> Any:
         if len(stored) == 3 and stored[0] == sys.version and stored[1] == source:
             import marshal
 
-            code = marshal.loads(stored[2])
-        else:
+            try:
+                code = marshal.loads(stored[2])
+            except (ValueError, EOFError, TypeError):  # not what compiled_source wrote
+                code = None
+            if type(code) is not type(_code.__code__):
+                code = None
+        if code is None:
             code = compile(source, "<accy fast call>", "exec")
         if len(_CODE) < 512:
             _CODE[source] = code
