@@ -283,7 +283,8 @@ def main() -> None:
         pyc = os.path.join(root, "pyc")
         run_case("cold", os.path.join(root, "prime"), args.backend, args.steps, pyc)
         for name in order:
-            if name not in only and not (name == "cold" and "warm" in only) and not (
+            warm_wanted = "warm" in only or "warm-parts" in only
+            if name not in only and not (name == "cold" and warm_wanted) and not (
                     name == "warm-parts" and "warm" in only):
                 continue
             if name == "numba":
