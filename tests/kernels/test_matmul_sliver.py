@@ -130,14 +130,15 @@ def test_sliver_kernel_is_vector_code():
 
 
 def test_mlp_layer_default_is_one_launch():
-    """The MLP layer's shapes (64 and 256 rows, 1024 x 1024 weights) plan one job launch:
-    no separate pack of ``W``; a product that would read ``B`` in place keeps doing so."""
+    """The MLP layer's shapes (64 and 256 rows, 1024 x 1024 weights; 4 rows, one row tile
+    whose ``W`` is past half of L2) plan one job launch: no separate pack of ``W``; a
+    product that would read a small ``B`` in place keeps doing so."""
     from accy.families import backend_object
     from accy_kernels.matmul_plan import plan_matmul
     from accy_kernels.matmul_problem import MatmulProblem
 
     be = backend_object("cpu")
-    for m, n, k in [(64, 1024, 1024), (256, 1024, 1024), (256, 256, 256)]:
+    for m, n, k in [(64, 1024, 1024), (256, 1024, 1024), (256, 256, 256), (4, 1024, 1024)]:
         prob = MatmulProblem("f32", 1, m, n, k, (0, k, 1), (0, n, 1))
         plan = Plan("mlp")
         sa, sb = plan.temp("f32", m * k), plan.temp("f32", k * n)

@@ -268,8 +268,13 @@ def plan_blocked(plan, backend, prob: MatmulProblem, a, b, out, candidate: Candi
     splits = splits_for(prob, prob.batch * tm * tn, host_threads(backend), candidate) \
         if host else 1
     # a B reused by several row tiles and past half of L1 is better copied than read in
-    # place (4 KiB-strided rows: 256^2 f32 0.46 -> 0.37 ms, 24x1024 @ 1024^2 1.6 -> 0.9 ms)
-    reuse = tm > 1 and prob.k * prob.n * item > host_caches()[0] // 2 \
+    # place (4 KiB-strided rows: 256^2 f32 0.46 -> 0.37 ms, 24x1024 @ 1024^2 1.6 -> 0.9 ms),
+    # and so is one row tile's B past half of L2, read from L3 or memory: in place, each
+    # row's 64 bytes span two lines (a numpy array's data sits 16 bytes past one), the copy
+    # reads 256-byte runs (2-6 x 1024 @ 1024^2 f32 + bias, relu, one thread: 0.38-0.48 ->
+    # 0.25-0.38 ms, numpy 0.26-0.57; load 5-6)
+    size_b = prob.k * prob.n * item
+    reuse = (size_b > host_caches()[0] // 2 if tm > 1 else size_b > host_caches()[1] // 2) \
         and candidate.option("pack_b", True) is not False
     sliver = _sliver_blocking(prob, candidate, backend, splits == 1 and (pack_b or reuse), nr,
                               kc, epilogue)
