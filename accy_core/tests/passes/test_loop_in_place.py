@@ -133,3 +133,46 @@ def test_host_map_over_rows_has_a_contiguous_inner_loop():
     for k in range(9):
         want = np.minimum(want, want[:, k][:, None] + want[k, :][None, :])
     np.testing.assert_array_equal(accy.jit(f)(p), want)
+
+
+def test_scan_stacks_its_outputs_in_place():
+    """``lax.scan``'s stacked ``ys`` (``ys.at[i].set(y)`` with the traced ``i``): each step
+    writes its row into the carried buffer, no copy of the whole ``ys`` per step."""
+    def f(x):
+        def step(c, xj):
+            y = 0.5 * xj + 0.25 * c
+            return y, y
+        return lax.scan(step, anp.zeros_like(x[0]), x, reverse=True)
+    x = np.random.default_rng(3).random((7, 5), dtype=np.float32)
+    exe = accy.jit(f).compile(x)
+    assert 1 in _body(exe).attrs["in_place_results"]
+    (row,) = [t for t in _body_kernels(exe) if "out0: f32* readwrite" in t]
+    assert "min(max(" in row  # the clamped run-time start of the box
+    assert "for j in range(0:i32, 5:i32" in row  # one row of 5, not the 7 x 5 array
+    want_ys, c = np.zeros_like(x), np.zeros(5, np.float32)
+    for j in range(6, -1, -1):
+        c = 0.5 * x[j] + 0.25 * c
+        want_ys[j] = c
+    got_c, got_ys = accy.jit(f)(x)
+    np.testing.assert_allclose(got_ys, want_ys, rtol=1e-6)
+    np.testing.assert_allclose(got_c, c, rtol=1e-6)
+
+
+def test_dynamic_updates_in_place_clamp_as_the_op_does():
+    """An offset past the end moves the box back inside (XLA's clamp), in place as out of
+    place; an update that reads its own row (``x.at[i].set(2 * x[i])``) is correct too."""
+    def shifted(x):
+        return lax.fori_loop(0, 4, lambda i, x: x.at[i + 3].set(
+            anp.ones(3, anp.float32) * (i + 1.0)), x)
+
+    def doubled(x):
+        return lax.fori_loop(0, 3, lambda i, x: x.at[i].set(2.0 * x[i]), x)
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    assert _body(accy.jit(shifted).compile(x)).attrs["in_place_results"] == (0,)
+    want = x.copy()
+    for i in range(4):
+        want[min(i + 3, 4)] = i + 1.0
+    np.testing.assert_array_equal(accy.jit(shifted)(x), want)
+    want = x.copy()
+    want[:3] *= 2
+    np.testing.assert_array_equal(accy.jit(doubled)(x), want)

@@ -13,14 +13,18 @@ from accy.ir import Operation
 from accy.kernel import Binary, Const, Expr, Select
 from accy.passes.kernel_exprs import IDX, Index, const_i
 
-__all__ = ["dynamic_slice_expr", "dynamic_update_expr"]
+__all__ = ["clamped_start_exprs", "dynamic_slice_expr", "dynamic_update_expr"]
 
 
 def _b(op: str, a: Expr, b: Expr) -> Expr:
     return Binary(op, a, b, "bool" if op in ("lt", "ge", "and") else IDX)
 
 
-def _starts(em: Any, op: Operation, first: int, sizes: tuple[int, ...]) -> list[Expr]:
+def clamped_start_exprs(em: Any, op: Operation, first: int,
+                        sizes: tuple[int, ...]) -> list[Expr]:
+    """Per axis, the window start of ``op`` (its offsets from operand ``first`` on) as the
+    kernel computes it: ``clamp(offset, 0, extent - size)``, 0 where the window spans the
+    axis (:mod:`accy.ir.ops.dynamic`)."""
     shape = op.operands[0].type.shape
     out: list[Expr] = []
     for d, (e, s) in enumerate(zip(shape, sizes, strict=True)):
@@ -35,7 +39,7 @@ def _starts(em: Any, op: Operation, first: int, sizes: tuple[int, ...]) -> list[
 def dynamic_slice_expr(em: Any, op: Operation, idx: Index) -> Expr:
     """Element ``idx`` of the window: the tensor at ``idx + start``."""
     src = op.operands[0]
-    starts = _starts(em, op, 1, tuple(op.attrs["sizes"]))
+    starts = clamped_start_exprs(em, op, 1, tuple(op.attrs["sizes"]))
     comps = [c if isinstance(s, Const) and s.value == 0 else _b("add", c, s)
              for c, s in zip(idx.comps, starts, strict=True)]
     return em.value_at(src, Index(src.type.shape, comps=comps))
@@ -47,7 +51,7 @@ def dynamic_update_expr(em: Any, op: Operation, idx: Index) -> Expr:
     old = em.value_at(x, idx)
     if upd.type.num_elements == 0:
         return old
-    starts = _starts(em, op, 2, upd.type.shape)
+    starts = clamped_start_exprs(em, op, 2, upd.type.shape)
     inside: Expr | None = None
     comps: list[Expr] = []
     for c, s, n, e in zip(idx.comps, starts, upd.type.shape, x.type.shape, strict=True):

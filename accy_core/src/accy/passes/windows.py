@@ -42,6 +42,9 @@ class Window:
     start: tuple[int, ...]
     shape: tuple[int, ...]
     value: Value
+    #: the ``tensor.dynamic_update_slice`` whose offsets (computed or loaded by the kernel,
+    #: clamped as that op clamps them) place the box at run time; ``start`` is then zeros
+    dynamic: Operation | None = None
 
 
 def _constant_of(region: Operation, v: Value) -> np.ndarray | None:
@@ -85,6 +88,9 @@ def find_window(region: Operation) -> Window | None:
     block = region.regions[0].block
     out = block.ops[-1].operands[0]
     sel = out.defining_op
+    if sel is not None and sel.name == "tensor.dynamic_update_slice" \
+            and out.type == region.results[0].type:
+        return _dynamic_window(block, sel)
     if sel is None or sel.name != "arith.select" or out.type != region.results[0].type:
         return None
     m, new, old = sel.operands
@@ -106,6 +112,16 @@ def find_window(region: Operation) -> Window | None:
     if tuple(low) != start or v.type.shape != shape or v.type.dtype != out.type.dtype:
         return None
     return Window(block.args.index(old), start, shape, v)
+
+
+def _dynamic_window(block, upd: Operation) -> Window | None:
+    """``x.at[i].set(v)`` with a traced ``i`` (a loop's induction variable): the box is the
+    update's shape at the op's clamped offsets."""
+    base, value = upd.operands[0], upd.operands[1]
+    if base not in block.args or base.type != upd.results[0].type \
+            or value.type.num_elements == 0:
+        return None
+    return Window(block.args.index(base), (0,) * base.type.rank, value.type.shape, value, upd)
 
 
 def _elementwise_path(v: Value, target: Value, shape: tuple[int, ...]) -> bool:
@@ -132,6 +148,8 @@ def reads_base_in_place(region: Operation, win: Window) -> bool:
     whose every path to the written value is elementwise."""
     block = region.regions[0].block
     base = block.args[win.base]
+    if win.dynamic is not None:  # the base only as the updated tensor: nothing else reads it
+        return base.users == [win.dynamic] and win.dynamic.operands.count(base) == 1
     sel = block.ops[-1].operands[0].defining_op
     for user in base.users:
         if user is sel and sel.operands[2] is base and sel.operands[0] is not base \
@@ -184,10 +202,21 @@ def emit_window(em, win: Window, out: Value, rows: bool) -> tuple[list, int, int
     n_rows = math.prod(lead_shape)
     gid = Var("gid", IDX)
 
+    starts: list = list(win.start)
+
+    def place() -> None:
+        """The run-time starts of a dynamic box (once per work-item, before its loop)."""
+        if win.dynamic is not None:
+            from accy.passes.dynamic_exprs import clamped_start_exprs
+
+            starts[:] = clamped_start_exprs(em, win.dynamic, 2, win.shape)
+
     def store(comps: tuple) -> None:
         val = em.value_at(win.value, Index(win.shape, comps=comps))
-        at = Index(full, comps=tuple(Binary("add", c, const_i(s), IDX) if s else c
-                                     for c, s in zip(comps, win.start, strict=True)))
+        at = Index(full, comps=tuple(
+            c if isinstance(s, int) and not s else
+            Binary("add", c, const_i(s) if isinstance(s, int) else s, IDX)
+            for c, s in zip(comps, starts, strict=True)))
         em.stmts.append(Store("out0", at.linear, val))
 
     def guarded(n: int, ws: int, body: Callable[[], None]) -> list:
@@ -199,6 +228,7 @@ def emit_window(em, win: Window, out: Value, rows: bool) -> tuple[list, int, int
 
     if rows and width > 1 and (lead_shape or width <= MAX_SERIAL_ROW):
         def row() -> None:
+            place()
             lead = Index(lead_shape, linear=gid).comps if lead_shape else ()
             inner = em.nested(lambda: store((*lead, Var("j", IDX))))
             em.stmts.append(For("j", const_i(0), const_i(width), const_i(1), tuple(inner)))
@@ -207,4 +237,8 @@ def emit_window(em, win: Window, out: Value, rows: bool) -> tuple[list, int, int
         return guarded(n_rows, ws, row), ws, n_rows
     n = math.prod(win.shape)
     ws = min(256, max(32, 1 << max(0, (n - 1).bit_length())))
-    return guarded(n, ws, lambda: store(Index(win.shape, linear=gid).comps)), ws, -(-n // ws)
+    def element() -> None:
+        place()
+        store(Index(win.shape, linear=gid).comps)
+
+    return guarded(n, ws, element), ws, -(-n // ws)
