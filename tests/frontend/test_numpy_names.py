@@ -241,3 +241,26 @@ def test_jitted_bincount_drops_values_outside_minlength() -> None:
     assert np.asarray(got[0]).shape == (5,) and np.asarray(got[0]).dtype == np.int32
     np.testing.assert_allclose(got[1], np.bincount(x[keep], weights=w[keep], minlength=5),
                                rtol=1e-12, atol=1e-12)
+
+
+
+BIG_FULL = {
+    "zeros": (lambda a: anp.zeros((300, 400)) + a,  # f32 by default (accy.numpy's rule)
+              lambda a: np.zeros((300, 400), np.float32) + a),
+    "ones_like": (lambda a: anp.ones_like(a) * a, lambda a: np.ones_like(a) * a),
+    "full_i64": (lambda a: anp.full((300, 400), 2**40) + a.astype(anp.int64),
+                 lambda a: np.full((300, 400), 2**40) + a.astype(np.int64)),
+    "empty_like": (lambda a: anp.empty_like(a), lambda a: np.zeros_like(a)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BIG_FULL))
+def test_a_big_traced_full_is_one_element_broadcast(case) -> None:
+    """``zeros``/``ones``/``full``/``empty`` of 120,000 elements put one element in the IR,
+    not 480 KB of constant (printed, hashed, cached and bound per program); same values."""
+    fn, ref = BIG_FULL[case]
+    a = (np.random.default_rng(0).random((300, 400)) * 8).astype(np.float32)
+    assert len(str(accy.jit(fn).lower(a))) < 2000
+    got, want = accy.jit(fn)(a), ref(a)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

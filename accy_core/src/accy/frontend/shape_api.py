@@ -9,6 +9,7 @@ Shapes are static: they are Python ints at trace time, so ``x.shape[0] * 2`` is 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,22 @@ def _dtype(dtype: Any, fill: Any = 0.0) -> np.dtype:
     return DType.parse(dtype).numpy
 
 
+#: a traced ``full`` (``zeros``, ``ones``, ``*_like``, ``empty``) of more elements than this
+#: is one constant element broadcast to the shape: a dense constant of ``n`` elements would
+#: be printed, hashed, pickled into the pipeline cache and bound as a buffer (a 4096 x 4096
+#: ``zeros`` is 64 MiB); smaller ones stay dense constants (host folding sees their values)
+SPLAT_ELEMENTS = 1024
+
+
+def _static_dims(shape: Any) -> tuple[int, ...] | None:
+    """``shape`` as a tuple of non-negative ints, or None (numpy then reports the error)."""
+    try:
+        dims = tuple(operator.index(n) for n in (shape if np.iterable(shape) else (shape,)))
+    except TypeError:
+        return None
+    return dims if all(n >= 0 for n in dims) else None
+
+
 def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (f32/i32/bool from the value; an
     integer past int32 gives int64, or uint64 past int64).
@@ -165,6 +182,12 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """
     dt = _dtype(dtype, fill_value)
     try:
+        tr = current_trace()
+        if tr is not None:
+            dims = _static_dims(shape)
+            if dims is not None and math.prod(dims) > SPLAT_ELEMENTS:  # one element, broadcast
+                fill = constant(tr.fb, np.full((), fill_value, dtype=dt))
+                return wrap(tr, tr.fb.broadcast_to(fill, dims))
         return _make(np.full(shape, fill_value, dtype=dt))
     except OverflowError:
         raise VerifyError(f"full at {user_location()}: {fill_value!r} does not fit "
