@@ -9,6 +9,8 @@ splitting starts to pay (one run, figures printed).
 2. ``o = 1.5 x + y`` (f32) at sizes from 4,096 to 262,144 elements: inline vs split in
    two-thread halves, with the ratio, and the split threshold that the pool's
    ``min_items_per_thread`` gives (a launch splits from twice that many work-items).
+3. The same at 1,048,576 elements, each launch 2 ms after the last (the workers asleep):
+   how much of the split's gain a worker's wake-up leaves.
 
 Times are the best of ``--repeat`` batches of about 20 ms each; the machine's load average
 is printed (a shared machine's other core makes every split look slow).
@@ -104,6 +106,30 @@ def crossover(be: CpuBackend, repeat: int) -> None:
         be.pool.min_items_per_thread = keep
 
 
+def after_idle(be: CpuBackend, repeat: int, n: int = 1 << 20) -> None:
+    loaded = be.load(be.compile(_axpy()))
+    x, y, o = np.ones(n, np.float32), np.ones(n, np.float32), np.zeros(n, np.float32)
+    keep = be.pool.min_items_per_thread
+    got = []
+    try:
+        for threshold in (1 << 40, 1):
+            be.pool.min_items_per_thread = threshold
+            pointers, run = be.bind_launch(loaded, Geometry(n // 64, 64), [("i32", n)])
+            pointers[0], pointers[1], pointers[2] = o.ctypes.data, x.ctypes.data, y.ctypes.data
+            run()
+            best = float("inf")
+            for _ in range(3 * repeat):
+                time.sleep(0.002)
+                t = time.perf_counter()
+                run()
+                best = min(best, time.perf_counter() - t)
+            got.append(best * 1e6)
+    finally:
+        be.pool.min_items_per_thread = keep
+    print(f"axpy f32 {n} 2 ms after the last launch: inline {got[0]:8.2f} us  split "
+          f"{got[1]:8.2f} us  split/inline {got[1] / got[0]:5.2f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, default=2)
@@ -115,6 +141,7 @@ def main() -> None:
     try:
         round_trips(be, a.repeat)
         crossover(be, a.repeat)
+        after_idle(be, a.repeat)
     finally:
         be.close()
     print(f"at the end: load average {os.getloadavg()[0]:.1f}")
