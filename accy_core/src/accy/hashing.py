@@ -20,9 +20,12 @@ BIG = 1 << 16
 def _builtin_sha256() -> Any:
     """CPython's own sha256 constructor (stdlib modules ``_sha2`` from 3.12, ``_sha256`` in
     3.11), or None on another implementation."""
+    import sys
     from importlib import import_module
 
-    for name in ("_sha2", "_sha256"):
+    # the one this Python has first: a failed import walks every sys.path entry
+    names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+    for name in names:
         try:
             return import_module(name).sha256
         except (ImportError, AttributeError):
