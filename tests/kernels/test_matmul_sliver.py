@@ -40,6 +40,17 @@ def test_sliver_matches_numpy(dtype, batch):
         check(ak.matmul(a, b, variant="blocked", candidate=cand), a, b, dtype)
 
 
+def test_sliver_one_row_tile():
+    """A single row tile (m = 4, 2: the whole product in the ``m % 6``-row tail tile) with a
+    ``B`` past half of L2 (600 x 600 f32, 1.4 MB: L2s up to 2.8 MB) is copied inside the job
+    launch, B row-major and transposed; equal to numpy."""
+    rng = np.random.default_rng(12)
+    for m, trans in [(4, False), (2, True)]:
+        a = _operand(rng, "f32", (m, 600), False)
+        b = _operand(rng, "f32", (600, 600), trans)
+        check(ak.matmul(a, b, variant="blocked"), a, b, "f32")
+
+
 def test_sliver_tail_tiles():
     """The last row tile's own, shorter register tile (m % 6 rows: 4 for m = 64, 5 for
     m = 11 with two row blocks and a packed ``A``), f32; the other sizes above end in 1-row
