@@ -9,9 +9,10 @@ that has not started. Small launches never touch the pool.
 Kernel launches (:meth:`WorkgroupPool.run_kernel`, :meth:`WorkgroupPool.bind_kernel`) run
 on native workers (:mod:`accy_backend_cpu.native_pool`): threads that wait for a job in
 native code and call the kernel themselves, so a range never returns to Python. A no-op
-split launch (64 groups, 2 threads, a bound launch's ``run()``) round-trips in 1.4-2.1 us
-on the 2-core machine at load 1-2 (the Python pool below: ~14 us idle, 60-70 us at load
-1.3); the inline launch it competes with costs 0.5-1.0 us.
+split launch (64 groups, 2 threads, a bound launch's ``run()``; ``bench/pool.py``)
+round-trips in 1.4-2.1 us on the 2-core machine at load 1.3, 1.1-2.9 us at load 4-7 (the
+Python pool below: ~14 us idle, 58-165 us at load 1.3-7); the inline launch it competes
+with costs 0.5-1.0 us (0.7-1.8 under load).
 
 Python callables (:meth:`WorkgroupPool.run`), and kernels where native calls are unavailable,
 run on Python workers (``concurrent.futures``; ctypes releases the GIL while a kernel runs)
