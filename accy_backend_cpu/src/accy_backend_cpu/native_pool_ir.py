@@ -21,8 +21,10 @@ has some, spins (``pause`` on x86) otherwise, checking the clock every 64 polls;
 longer than the budget it sleeps: with ``futex`` it reads the sequence, announces itself in
 word 19, checks the ticket and the quit flag once more (a job posted meanwhile is not
 missed: the poster stores the ticket, then reads word 19) and waits in ``FUTEX_WAIT`` until
-the sequence moves (a post that sees a sleeper, or ``accy_pool_wake``, bumps it and wakes
-them all); without, it returns 1 to Python (announced in word 16, the ticket checked once
+the sequence moves (a post that sees a sleeper bumps it and wakes them all;
+``accy_pool_wake``, for a shutdown, always does: the quit flag is stored from Python, so
+the count may not be seen yet, but a sleeper that read the sequence before the bump
+returns at once); without, it returns 1 to Python (announced in word 16, the ticket checked once
 more). It returns 0 once the quit flag is set. ``woke = 1`` takes back the announcement of a
 sleep in Python.
 
@@ -223,6 +225,14 @@ fwait:
   br label %start
 }}
 
+define internal void @wake_all(ptr %ctl, i64 %sys) nounwind {{
+entry:
+  %seqp = getelementptr i64, ptr %ctl, i64 56
+  %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
+  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 2147483647)
+  ret void
+}}
+
 define internal void @wake_sleepers(ptr %ctl) nounwind {{
 entry:
   %sysp = getelementptr i64, ptr %ctl, i64 43
@@ -235,9 +245,7 @@ check:
   %any = icmp ne i64 %n, 0
   br i1 %any, label %wake, label %out
 wake:
-  %seqp = getelementptr i64, ptr %ctl, i64 56
-  %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
-  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 2147483647)
+  call void @wake_all(ptr %ctl, i64 %sys)
   br label %out
 out:
   ret void
@@ -245,7 +253,14 @@ out:
 
 define void @accy_pool_wake(ptr %ctl) nounwind {{
 entry:
-  call void @wake_sleepers(ptr %ctl)
+  %sysp = getelementptr i64, ptr %ctl, i64 43
+  %sys = load i64, ptr %sysp, align 8
+  %fx = icmp ne i64 %sys, 0
+  br i1 %fx, label %wake, label %out
+wake:
+  call void @wake_all(ptr %ctl, i64 %sys)
+  br label %out
+out:
   ret void
 }}
 
