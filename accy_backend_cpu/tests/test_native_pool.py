@@ -173,7 +173,7 @@ def test_idle_workers_sleep_and_a_launch_wakes_them(artifact, futex, monkeypatch
 
 def test_fork_and_interpreter_exit_with_spinning_workers(artifact):
     """A child forked after launches launches again (its own workers); the parent exits
-    right after a launch, without close, while its workers still spin."""
+    without close while its workers spin and a daemon thread keeps launching."""
     script = textwrap.dedent("""
         import os, sys
         import numpy as np
@@ -192,6 +192,13 @@ def test_fork_and_interpreter_exit_with_spinning_workers(artifact):
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0, status
         assert (_launch(be, loaded, 50 * 64) == 1).all()
+        import threading
+        def forever():
+            while True:
+                _launch(be, loaded, 50 * 64)
+        threading.Thread(target=forever, daemon=True).start()
+        import time
+        time.sleep(0.05)
         print("done")
     """) % str(__import__("pathlib").Path(__file__).parent)
     got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -65,6 +65,7 @@ _POST_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ct
 _FINISH_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 _WAKE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _lock = threading.Lock()
+_exiting = False  # set at interpreter exit: launches then start no worker
 _code: dict[str, tuple[Any, list[int]]] = {}  # fingerprint: (holder, POOL_ENTRIES addresses)
 _live: weakref.WeakSet[NativeWorkers] = weakref.WeakSet()
 
@@ -163,6 +164,9 @@ class _Block:
 
     def __init__(self) -> None:
         raw = np.zeros(_WORDS + 8, np.int64)
+        # never freed (a few hundred bytes a pool): a worker may still be reading it when
+        # the interpreter tears down
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(raw))
         off = (-raw.ctypes.data % 64) // 8
         self.words = raw[off:off + _WORDS]
         self.address = self.words.ctypes.data
@@ -256,7 +260,7 @@ class NativeWorkers:
         GIL (a native call's trampoline calls it too); never raises for a stopped pool."""
         with self._lock:
             state = self._box[0]
-            if state.quit:
+            if state.quit or _exiting:  # (no new workers at interpreter exit)
                 return
             if not state.threads:
                 if self._wanted:
@@ -292,7 +296,7 @@ class NativeWorkers:
             with self._lock:
                 self._wanted = max(self._wanted, threads - 1)
                 state = self._box[0]
-                if state.threads and not state.quit:  # a running generation: more of it
+                if state.threads and not state.quit and not _exiting:  # more of it
                     self._spawn(state)
         return self._block.address, self._launch, self.attention
 
@@ -358,9 +362,17 @@ class NativeWorkers:
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Wait for the running launch, stop and join the workers (a later launch starts
-        new ones). ``timeout``: seconds to wait for each worker (interpreter exit)."""
+        new ones). ``timeout`` (interpreter exit): seconds to wait for the running launch
+        (then only tell the workers to stop) and for each worker."""
         if self._hold is None:
             return  # never launched: no worker
+        if timeout is not None:  # interpreter exit: never wait for an endless launch
+            deadline = time.monotonic() + timeout
+            while self._block.words[_BUSY] and time.monotonic() < deadline:
+                time.sleep(0.001)
+            if self._block.words[_BUSY]:
+                self._box[0].stop()  # its workers return once the launch is done
+                return
         with self._lock:
             self._hold(self._block.address)  # launches meanwhile run on their callers
             try:
@@ -388,6 +400,8 @@ def _stop_current(box: list[_State]) -> None:
 
 
 def _shutdown_all() -> None:
+    global _exiting
+    _exiting = True
     for workers in list(_live):
         workers.shutdown(timeout=2.0)
 
