@@ -81,6 +81,17 @@ def test_matmul_gemv(backend, dtype, shape):
         check(ak.matmul(va, vb, backend=backend), va, vb, dtype)
 
 
+def test_gemv_cols_rows_per_work_item():
+    """``x @ A`` (cols form) on the CPU with 2 and 4 rows per work-item (``m`` = 50, 100:
+    a last block shifted back to end at ``m``) and 1 (``m`` = 20), f32 and f64."""
+    rng = np.random.default_rng(9)
+    for dtype in ("f32", "f64"):
+        for n in (50, 100, 20):
+            a = _operand(rng, dtype, (37, n), False)
+            x = _operand(rng, dtype, (37, 1), False)[:, 0]
+            check(ak.matmul(x, a, variant="gemv"), x, a, dtype)
+
+
 @pytest.mark.parametrize("variant", ["blocked", "tiled", None])
 def test_matmul_big(backend, variant):
     if backend != "cpu" and variant == "tiled":
