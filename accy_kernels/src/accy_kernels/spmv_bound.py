@@ -6,16 +6,15 @@ what the ordinary call builds per call (launch plan, executable, argument packin
 once. The arrays must stay unchanged for as long as the bound product is used: the bound
 product holds them (so they stay alive) and reads them in place without checking them.
 
-Small layouts (under ``SPLIT_ENTRIES`` rows + stored entries, padding included) run as one
-native call (:func:`accy_backend_cpu.native_call.bind_native_call`, reentrant, so any number
-of threads use one at once; the GIL is released from ``RELEASE_ENTRIES``); larger ones
-through the backend's ``bind_launch``, split over the pool's threads, one call at a time (a
-lock; a thread that finds it held makes the native call, whole on its own thread).
+A product is one native call (:func:`accy_backend_cpu.native_call.bind_native_call`,
+reentrant, so any number of threads use one at once; the GIL is released from
+``RELEASE_ENTRIES``); from ``SPLIT_ENTRIES`` rows + stored entries (padding included) it is
+split over the pool's native workers (``works=``; while another launch holds the pool, a
+call runs whole on its own thread).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -66,13 +65,15 @@ def _address(a: np.ndarray) -> int:
 def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: list,
           n_rows: int, dtype: np.dtype, entries: int) -> Callable[[np.ndarray], np.ndarray]:
     """``f(x) -> y`` for a kernel with buffers ``(y, *arrays, x)`` (see the module
-    docstring); ``x`` must be a contiguous ndarray of ``dtype`` (the caller checks)."""
+    docstring); ``x`` must be a contiguous ndarray of ``dtype`` (the caller checks).
+    ``wg``: unused (the native call's launch is in work-groups)."""
     from accy_backend_cpu.native_call import bind_native_call
 
     empty = np.empty
+    work = split_work(n_rows, entries) if n_rows + entries >= SPLIT_ENTRIES else None
     call = bind_native_call(be, [(loaded, groups, scalars,
                                   [("arg", 0), *map(_address, arrays), ("arg", 1)])],
-                            release_gil=entries >= RELEASE_ENTRIES)
+                            release_gil=entries >= RELEASE_ENTRIES, works=[work])
 
     def product(x: np.ndarray) -> np.ndarray:
         y = empty(n_rows, dtype)
@@ -80,31 +81,7 @@ def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: lis
         return y
 
     product.keep = arrays  # type: ignore[attr-defined]
-    if n_rows + entries < SPLIT_ENTRIES:
-        return product
-    from accy.backend import Geometry
-
-    pointers, launch = be.bind_launch(loaded, Geometry(groups, wg), scalars,
-                                      work=split_work(n_rows, entries))
-    for i, a in enumerate(arrays):
-        pointers[1 + i] = _address(a)
-    lock = threading.Lock()
-    acquire, release = lock.acquire, lock.release
-    last = len(arrays) + 1
-
-    def split(x: np.ndarray) -> np.ndarray:
-        if not acquire(False):  # another thread's split product: this one whole, here
-            return product(x)
-        try:
-            y = empty(n_rows, dtype)
-            pointers[0], pointers[last] = _address(y), _address(x)
-            launch()
-        finally:
-            release()
-        return y
-
-    split.keep = (arrays, product)  # type: ignore[attr-defined]
-    return split
+    return product
 
 
 def bind_csr(be: Any, indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,

@@ -11,10 +11,10 @@ block), bound with the addresses of ``A``'s ``indptr``, ``indices`` and ``data``
 then only checks ``x``, allocates ``y`` and makes one native call
 (:func:`accy_backend_cpu.native_call.bind_native_call`: no ctypes; the GIL is released
 around kernels of ``RELEASE_ENTRIES`` stored entries or more). Matrices of
-``SPLIT_ENTRIES`` rows + entries or more are split over the pool's threads (the backend's
-``bind_launch``, run by its native workers) one call at a time per matrix; a thread that
-finds that launch busy makes the native call meanwhile (whole on its own thread), and
-interpreters without native calls take the ordinary path then.
+``SPLIT_ENTRIES`` rows + entries or more are split over the pool's native workers from that
+native call (``works=``; while another launch holds the pool a call runs whole on its own
+thread). Interpreters without native calls use the backend's ``bind_launch`` instead, one
+thread at a time per matrix (another thread takes the ordinary path).
 
 The rule that keeps this from ever using stale data: **the prepared launch reads the
 matrix's own arrays in place**; nothing is converted or copied. It is prepared only when
@@ -162,18 +162,18 @@ class _Prepared:
                   for a in (starts, A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
         self.call = self.launch = self.pointers = self.err = self.split = None
-        if native_cpu(be):  # reentrant: any thread, any time (whole on the calling thread)
-            from accy_backend_cpu.native_call import bind_native_call
+        work = split_work(n_rows, stored) if n_rows + stored >= spmv_bound.SPLIT_ENTRIES \
+            else None
+        if native_cpu(be):  # reentrant: any thread, any time; split over the pool's native
+            from accy_backend_cpu.native_call import bind_native_call  # workers from ``work``
 
             self.call = bind_native_call(be, [
                 (rows, blocks, scalars, ["err", ("arg", 0), *arrays, ("arg", 1)]),
-            ], release_gil=stored >= RELEASE_ENTRIES)
-        if n_rows + stored >= spmv_bound.SPLIT_ENTRIES or self.call is None:
-            # split over the pool's threads, one call at a time (the lock; a thread that
-            # finds it held makes the native call)
+            ], release_gil=stored >= RELEASE_ENTRIES, works=[work])
+        else:  # the backend's bound launch, one call at a time (the lock)
             self.err = ctypes.c_int32(-1)
             self.pointers, self.launch = be.bind_launch(
-                rows, _geometry(blocks, 1), scalars, work=split_work(n_rows, stored))
+                rows, _geometry(blocks, 1), scalars, work=work)
             self.pointers[0] = ctypes.addressof(self.err)
             self.pointers[2:6] = arrays
             self.split = _split(self, _address)
@@ -273,15 +273,15 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
         _forget(e)
         return None
     y = _empty(e.n_rows, e.dtype)
-    split = e.split
-    done = None if split is None else split(y, x)
-    if done is False:
-        e.bad_structure()
-    if done is None:  # not split, or another thread's split product is running
-        call = e.call
-        if call is None:  # no native calls, and another thread holds the launch
-            return None
+    call = e.call
+    if call is not None:
         if call(y, x, _FAIL) is not y:
+            e.bad_structure()
+    else:  # no native calls: the bound launch
+        done = e.split(y, x)
+        if done is None:  # another thread holds it: the ordinary path
+            return None
+        if not done:
             e.bad_structure()
     _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
     return y
@@ -311,8 +311,9 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
 
 def _split(e: _Prepared, address: Any) -> Any:
     """``split(y, x)``: ``e``'s bound launch (the checked product, split over the pool's
-    threads) into ``y``: True, False when the structure check failed, None when another
-    thread holds it (the native call, or the ordinary path, then runs)."""
+    threads, for interpreters without native calls) into ``y``: True, False when the
+    structure check failed, None when another thread holds it (the ordinary path then
+    runs)."""
     acquire, release = e.acquire, e.release
     err, pointers, launch = e.err, e.pointers, e.launch
 
