@@ -8,8 +8,8 @@ the fraction of the machine's peak. Cases: square f32 and f64 (256, 512, 1024; 2
 of A against the best streaming read of as many bytes on as many threads: accy's full sum
 and a numpy/BLAS dot, both printed), 64x65536 @ 65536x64 (split-K
 on machines with more threads than its 44 tiles need), batched 64 x 128x128, the MLP layer
-``relu(x @ W + b)`` at 256 and 64 rows (one accy kernel pass vs numpy's three calls; 64 rows
-also as ``x @ W.T``, torch's ``Linear`` layout) and an
+``relu(x @ W + b)`` at 256, 64, 4 and 1 rows (one accy kernel pass vs numpy's three calls; 64
+rows also as ``x @ W.T``, torch's ``Linear`` layout) and an
 attention block ``softmax(q k^T / sqrt(d)) v``. ``--vulkan`` adds lavapipe: the family
 against the generic one-work-item-per-output kernels (``fusion{contraction=loops}``) at small sizes.
 
@@ -180,7 +180,7 @@ def cases(big: bool):
            2 * 64 * 65536 * 64, np.float32)
     yield ("batched 64x128x128", mm, mm, (arr(64, 128, 128), arr(64, 128, 128)),
            2 * 64 * 128**3, np.float32)
-    for m in (256, 64):  # the bench shape and the small-batch regime
+    for m in (256, 64, 4, 1):  # the bench shape, small batches, one row (matrix-vector)
         yield (f"MLP relu(x@W+b) {m}x1024", lambda x, w, b: anp.maximum(x @ w + b, 0.0),
                lambda x, w, b: np.maximum(x @ w + b, 0.0),
                (arr(m, 1024), arr(1024, 1024), arr(1024)), 2 * m * 1024**2, np.float32)
