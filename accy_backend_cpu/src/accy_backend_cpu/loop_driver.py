@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 from accy.errors import InternalError, LaunchError
+from accy.runtime.fast_call import array_address
 
 from accy_backend_cpu.launch_args import check_workgroup, live_kernel, pack_scalars
 from accy_backend_cpu.loop_ir import DRIVER_ENTRIES, HELP_FN, RUN_FN, driver_ir
@@ -64,8 +65,12 @@ def _driver(backend: Any, kernels: dict[str, Any]) -> tuple[Any, Any, Any]:
     return got[1], got[2], got[0]
 
 
-def _address(buf: np.ndarray) -> int:
-    return buf.__array_interface__["data"][0]
+_U8 = np.dtype(np.uint8)
+
+
+#: the data address of an ndarray, read from the object where that layout was checked
+#: (``__array_interface__`` builds a dict per call)
+_address = array_address
 
 
 class NativeLoop:
@@ -92,6 +97,7 @@ class NativeLoop:
         self._run, self._help, self._driver_code = driver
         self.runs = 0
         self._busy = threading.Lock()
+        self._checked: list[int] | None = None  # (address, bytes) per buffer of a passed run
 
     def run(self, buffers: list[Any]) -> bool:
         """Run the loop on ``buffers`` (one per :attr:`FlatLoop.origins` entry, in order).
@@ -118,20 +124,24 @@ class NativeLoop:
             self._busy.release()
 
     def _run_locked(self, buffers: list[Any]) -> bool:
-        n = len(buffers)
-        spans = np.empty((n, 2), dtype=np.int64)
-        for i, buf in enumerate(buffers):
-            if type(buf) is not np.ndarray or buf.dtype != np.uint8:
+        key: list[int] = []
+        for buf in buffers:
+            if type(buf) is not np.ndarray or buf.dtype != _U8:
                 return False
-            a = _address(buf)
-            spans[i, 0] = a
-            spans[i, 1] = a + buf.nbytes
-        if n and ((spans[:, 1] - spans[:, 0]) % self.element_bytes).any():
-            return False
-        if not self.flat.disjoint(spans):
-            return False
+            key += (_address(buf), buf.nbytes)
+        # the checks of the buffers a run last passed are not repeated (a workspace's
+        # temporaries and the pool's buffers come back at the same addresses)
+        if key != self._checked:
+            n = len(buffers)
+            spans = np.array(key, dtype=np.int64).reshape(n, 2)
+            spans[:, 1] += spans[:, 0]
+            if n and ((spans[:, 1] - spans[:, 0]) % self.element_bytes).any():
+                return False
+            if not self.flat.disjoint(spans):
+                return False
+            self._checked = key
         table = self.table
-        table[self.entries] = spans[:, 0]
+        table[self.entries] = key[::2]
         finish = self._start_team() if self.parallel else None
         try:
             status = self._run(self.code.ctypes.data, table.ctypes.data, self.team.ctypes.data)

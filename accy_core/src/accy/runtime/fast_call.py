@@ -30,7 +30,8 @@ import numpy as np
 
 from accy.backend import Geometry
 
-__all__ = ["FastCall", "build_fast_call", "call_source", "compiled_source", "no_fast_call"]
+__all__ = ["FastCall", "array_address", "build_fast_call", "call_source", "compiled_source",
+           "no_fast_call"]
 
 _ndarray = np.ndarray
 _empty = np.empty
@@ -71,6 +72,10 @@ def _address(a: np.ndarray) -> int:
         return _addressof(_from_buffer(a))
     except (TypeError, ValueError, BufferError):
         return a.__array_interface__["data"][0]
+
+
+#: the public name of :func:`_address` (backends read their buffers' addresses with it)
+array_address = _address
 
 
 class FastCall:
