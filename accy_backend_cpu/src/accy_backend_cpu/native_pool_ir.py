@@ -18,15 +18,17 @@ word 48   the busy word: 1 while a launch (or ``accy_pool_hold``) holds the bloc
 
 ``i64 accy_pool_work(ptr ctl, i64 woke)``: a worker's loop. Claims ranges while the ticket
 has some, spins (``pause`` on x86) otherwise, checking the clock every 64 polls; once idle
-longer than the budget it sleeps: with ``futex`` it reads the sequence, announces itself in
-word 19, checks the ticket and the quit flag once more (a job posted meanwhile is not
-missed: the poster stores the ticket, then reads word 19) and waits in ``FUTEX_WAIT`` until
-the sequence moves (a post that sees a sleeper bumps it and wakes them all;
+longer than the budget since the last range it ran (a job whose ranges the others took does
+not count: on many cores a small job keeps only the workers it needs awake) it sleeps: with
+``futex`` it reads the sequence, announces itself in word 19, checks the ticket and the
+quit flag once more (a job posted meanwhile is not missed: the poster stores the ticket,
+then reads word 19) and waits in ``FUTEX_WAIT`` until the sequence moves (a post that sees
+a sleeper bumps it and wakes as many as it has ranges less one, the caller's;
 ``accy_pool_wake``, for a shutdown, always does: the quit flag is stored from Python, so
-the count may not be seen yet, but a sleeper that read the sequence before the bump
-returns at once); without, it returns 1 to Python (announced in word 16, the ticket checked once
-more). It returns 0 once the quit flag is set. ``woke = 1`` takes back the announcement of a
-sleep in Python.
+the count may not be seen yet, but a sleeper that read the sequence before the bump returns
+at once); without, it returns 1 to Python (announced in word 16, the ticket checked once
+more). It returns 0 once the quit flag is set. ``woke = 1`` takes back the announcement of
+a sleep in Python.
 
 ``void accy_pool_launch(ptr ctl, ptr fn, ptr ptrs, ptr scalars, i64 groups, i64 ranges)``:
 takes the busy word (compare-and-swap; when another launch holds it, runs the whole launch
@@ -106,11 +108,12 @@ entry:
   ret void
 }}
 
-define internal void @claim_all(ptr %ctl) nounwind {{
+define internal i64 @claim_all(ptr %ctl) nounwind {{
 entry:
   %donep = getelementptr i64, ptr %ctl, i64 8
   br label %loop
 loop:
+  %ran = phi i64 [ 0, %entry ], [ %ran1, %run ]
   %t = atomicrmw add ptr %ctl, i64 1 acq_rel, align 8
   %next = and i64 %t, 1048575
   %ranges = lshr i64 %t, 20
@@ -119,9 +122,10 @@ loop:
 run:
   call void @run_range(ptr %ctl, i64 %ranges, i64 %next)
   %d = atomicrmw add ptr %donep, i64 1 release, align 8
+  %ran1 = add i64 %ran, 1
   br label %loop
 out:
-  ret void
+  ret i64 %ran
 }}
 
 define internal i1 @available(ptr %ctl) nounwind {{
@@ -157,7 +161,10 @@ poll:
   %avail = call i1 @available(ptr %ctl)
   br i1 %avail, label %claim, label %quitcheck
 claim:
-  call void @claim_all(ptr %ctl)
+  %got = call i64 @claim_all(ptr %ctl)
+  %worked = icmp ne i64 %got, 0
+  br i1 %worked, label %restart, label %poll
+restart:
   %tc = call i64 @now(ptr %ctl)
   store i64 %tc, ptr %lastv, align 8
   store i64 0, ptr %nv, align 8
@@ -225,15 +232,15 @@ fwait:
   br label %start
 }}
 
-define internal void @wake_all(ptr %ctl, i64 %sys) nounwind {{
+define internal void @wake_all(ptr %ctl, i64 %sys, i64 %count) nounwind {{
 entry:
   %seqp = getelementptr i64, ptr %ctl, i64 56
   %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
-  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 2147483647)
+  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 %count)
   ret void
 }}
 
-define internal void @wake_sleepers(ptr %ctl) nounwind {{
+define internal void @wake_sleepers(ptr %ctl, i64 %count) nounwind {{
 entry:
   %sysp = getelementptr i64, ptr %ctl, i64 43
   %sys = load i64, ptr %sysp, align 8
@@ -245,7 +252,7 @@ check:
   %any = icmp ne i64 %n, 0
   br i1 %any, label %wake, label %out
 wake:
-  call void @wake_all(ptr %ctl, i64 %sys)
+  call void @wake_all(ptr %ctl, i64 %sys, i64 %count)
   br label %out
 out:
   ret void
@@ -258,7 +265,7 @@ entry:
   %fx = icmp ne i64 %sys, 0
   br i1 %fx, label %wake, label %out
 wake:
-  call void @wake_all(ptr %ctl, i64 %sys)
+  call void @wake_all(ptr %ctl, i64 %sys, i64 2147483647)
   br label %out
 out:
   ret void
@@ -297,7 +304,10 @@ entry:
   store atomic i64 0, ptr %donep monotonic, align 8
   %tk = shl i64 %ranges, 20
   store atomic i64 %tk, ptr %ctl seq_cst, align 8
-  call void @wake_sleepers(ptr %ctl)
+  %others = sub i64 %ranges, 1
+  %few = icmp ult i64 %others, 1
+  %count = select i1 %few, i64 1, i64 %others
+  call void @wake_sleepers(ptr %ctl, i64 %count)
   ret void
 }}
 
@@ -310,7 +320,7 @@ entry:
   %t0v = alloca i64, align 8
   store i64 0, ptr %nv, align 8
   store i64 0, ptr %t0v, align 8
-  call void @claim_all(ptr %ctl)
+  %mine = call i64 @claim_all(ptr %ctl)
   br label %wait
 wait:
   %d = load atomic i64, ptr %donep acquire, align 8
