@@ -30,10 +30,10 @@ __all__ = ["RELEASE_ENTRIES", "SPLIT_ENTRIES", "WORK_PER_ENTRY", "bind_csr", "bi
 #: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3). Read when a
 #: matrix is prepared (bench/kernels.py raises it to time one thread)
 SPLIT_ENTRIES = 1 << 13
-#: the pool's work (``bind_launch(work=)``, in cheap elementwise work-items: ~0.25 ns each
-#: on the pool's cost model) of a row or stored entry (~0.5 ns in cache: three loads and a
-#: multiply-add), so a product of SPLIT_ENTRIES is two threads of the pool's
-#: ``min_items_per_thread`` (8192)
+#: the pool's work (``bind_native_call(works=)``, ``bind_launch(work=)``; in cheap
+#: elementwise work-items, ~0.25 ns each on the pool's cost model) of a row or stored entry
+#: (~0.5 ns in cache: three loads and a multiply-add), so a product of SPLIT_ENTRIES is two
+#: threads of the pool's ``min_items_per_thread`` (8192)
 WORK_PER_ENTRY = 2
 #: stored entries from which a native call releases the GIL around its kernels
 RELEASE_ENTRIES = 1 << 14
@@ -52,7 +52,7 @@ def native_cpu(be: Any) -> bool:
 
 def split_work(n_rows: int, entries: int) -> int:
     """The pool's work of a product over ``n_rows`` rows and ``entries`` stored entries
-    (``bind_launch(work=)``; see ``WORK_PER_ENTRY``)."""
+    (``bind_native_call(works=)``, ``bind_launch(work=)``; see ``WORK_PER_ENTRY``)."""
     return (n_rows + entries) * WORK_PER_ENTRY
 
 
