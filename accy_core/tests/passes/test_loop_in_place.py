@@ -175,4 +175,18 @@ def test_dynamic_updates_in_place_clamp_as_the_op_does():
     np.testing.assert_array_equal(accy.jit(shifted)(x), want)
     want = x.copy()
     want[:3] *= 2
+    assert _body(accy.jit(doubled).compile(x)).attrs["in_place_results"] == (0,)
     np.testing.assert_array_equal(accy.jit(doubled)(x), want)
+
+
+def test_a_dynamic_update_reading_another_row_of_its_base_is_not_in_place():
+    """``x.at[i].set(x[i] + x[i + 1])`` reads a row another step writes: double-buffered,
+    and equal to numpy's sequential loop."""
+    def f(x):
+        return lax.fori_loop(0, 4, lambda i, x: x.at[i].set(x[i] + x[i + 1]), x)
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    assert "in_place_results" not in _body(accy.jit(f).compile(x)).attrs
+    want = x.copy()
+    for i in range(4):
+        want[i] = want[i] + want[i + 1]
+    np.testing.assert_array_equal(accy.jit(f)(x), want)

@@ -115,7 +115,41 @@ class Index:
         return Index(src_shape, comps=comps)
 
     def reshape_from(self, src_shape: tuple[int, ...]) -> Index:
-        return Index(src_shape, linear=self.linear)
+        """Index into ``src_shape`` of this element of a ``tensor.reshape`` from it.
+
+        With per-axis components, axes are matched in groups of equal extent products
+        (unit axes dropped or added, ``(40, 60) -> (2400,)`` merged, the reverse split), so
+        a reshape that only adds or removes unit axes costs no arithmetic and a merge or
+        split only that group's; otherwise (or with an empty axis) through the linear
+        position."""
+        if self._comps is None or 0 in self.shape or 0 in src_shape:
+            return Index(src_shape, linear=self.linear)
+        mine = [(c, n) for c, n in zip(self.comps, self.shape, strict=True) if n != 1]
+        theirs = [n for n in src_shape if n != 1]
+        got: list[Expr] = []
+        i = j = 0
+        while i < len(mine) and j < len(theirs):
+            dst, src = [mine[i]], [theirs[j]]
+            pd, ps = mine[i][1], theirs[j]
+            i, j = i + 1, j + 1
+            while pd != ps:
+                if pd < ps and i < len(mine):
+                    dst.append(mine[i])
+                    pd, i = pd * mine[i][1], i + 1
+                elif ps < pd and j < len(theirs):
+                    src.append(theirs[j])
+                    ps, j = ps * theirs[j], j + 1
+                else:  # not a reshape of equal size: the linear position decides
+                    return Index(src_shape, linear=self.linear)
+            if len(dst) == 1 and len(src) == 1:
+                got.append(dst[0][0])
+                continue
+            lin = Index(tuple(n for _, n in dst), comps=[c for c, _ in dst]).linear
+            got.extend(Index(tuple(src), linear=lin).comps)
+        if i != len(mine) or j != len(theirs):
+            return Index(src_shape, linear=self.linear)
+        it = iter(got)
+        return Index(src_shape, comps=[const_i(0) if n == 1 else next(it) for n in src_shape])
 
     def slice_from(self, src_shape: tuple[int, ...], start: Sequence[int]) -> Index:
         """Index into ``src_shape`` of this element of ``tensor.slice {start}``."""

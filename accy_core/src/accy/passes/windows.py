@@ -148,8 +148,8 @@ def reads_base_in_place(region: Operation, win: Window) -> bool:
     whose every path to the written value is elementwise."""
     block = region.regions[0].block
     base = block.args[win.base]
-    if win.dynamic is not None:  # the base only as the updated tensor: nothing else reads it
-        return base.users == [win.dynamic] and win.dynamic.operands.count(base) == 1
+    if win.dynamic is not None:
+        return _reads_dynamic_box_in_place(region, base, win)
     sel = block.ops[-1].operands[0].defining_op
     for user in base.users:
         if user is sel and sel.operands[2] is base and sel.operands[0] is not base \
@@ -158,6 +158,63 @@ def reads_base_in_place(region: Operation, win: Window) -> bool:
         if user.name == "tensor.slice" and _slices_to_box(user, (0,) * len(win.start), win):
             continue
         return False
+    return True
+
+
+def _reads_dynamic_box_in_place(region: Operation, base: Value, win: Window) -> bool:
+    """A dynamic window's base is the updated tensor, and otherwise read only through
+    ``dynamic_slice`` s of the same box (``x.at[i].set(f(x[i]))``) whose every path to the
+    written value keeps the element order (elementwise ops and reshapes)."""
+    upd = win.dynamic
+    if upd.operands[0] is not base or upd.operands.count(base) != 1:
+        return False
+    n = math.prod(win.shape)
+    for user in base.users:
+        if user is upd:
+            continue
+        if user.name != "tensor.dynamic_slice" or user.operands.count(base) != 1 \
+                or not _same_dynamic_box(region, user, upd) \
+                or not _order_kept(user.results[0], win.value, n):
+            return False
+    return True
+
+
+def _same_dynamic_box(region: Operation, sl: Operation, upd: Operation) -> bool:
+    """Whether ``sl`` (a ``dynamic_slice``) reads exactly the box ``upd`` writes: the same
+    sizes and, on every axis the box does not span, the same offset value."""
+    shape = upd.operands[1].type.shape
+    if tuple(sl.attrs["sizes"]) != tuple(shape):
+        return False
+    args = region.regions[0].block.args
+
+    def outer(v: Value) -> Value:
+        return region.operands[args.index(v)] if v in args else v
+
+    extents = upd.operands[0].type.shape
+    return all(size == extent or outer(a) is outer(b)
+               for a, b, size, extent in zip(sl.operands[1:], upd.operands[2:], shape, extents,
+                                             strict=True))
+
+
+def _order_kept(v: Value, target: Value, n: int) -> bool:
+    """Every path from ``v`` reaches ``target`` through elementwise ops and reshapes of
+    ``n`` elements: element ``j`` (row-major) of ``target`` reads element ``j`` of ``v``."""
+    todo, seen = [v], set()
+    while todo:
+        x = todo.pop()
+        if x is target:
+            continue
+        if not x.users:
+            return False
+        for user in x.users:
+            if user.name != "tensor.reshape" and not user.op_def.has("elementwise"):
+                return False
+            if user.results[0].type.num_elements != n or \
+                    any(o.type.num_elements != n for o in user.operands):
+                return False
+            if user not in seen:
+                seen.add(user)
+                todo.extend(user.results)
     return True
 
 
