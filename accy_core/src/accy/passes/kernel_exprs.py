@@ -120,8 +120,8 @@ class Index:
         With per-axis components, axes are matched in groups of equal extent products
         (unit axes dropped or added, ``(40, 60) -> (2400,)`` merged, the reverse split), so
         a reshape that only adds or removes unit axes costs no arithmetic and a merge or
-        split only that group's; otherwise (or with an empty axis) through the linear
-        position."""
+        split only that group's; the linear position is this element's own (no div/rem to
+        recombine); otherwise (or with an empty axis) through the linear position."""
         if self._comps is None or 0 in self.shape or 0 in src_shape:
             return Index(src_shape, linear=self.linear)
         mine = [(c, n) for c, n in zip(self.comps, self.shape, strict=True) if n != 1]
@@ -149,7 +149,10 @@ class Index:
         if i != len(mine) or j != len(theirs):
             return Index(src_shape, linear=self.linear)
         it = iter(got)
-        return Index(src_shape, comps=[const_i(0) if n == 1 else next(it) for n in src_shape])
+        # the linear position stays this one's (a load of the source needs no recombination
+        # of a merged group's div/rem: (64, 262144) -> (4096, 4096) of a sum's split)
+        return Index(src_shape, comps=[const_i(0) if n == 1 else next(it) for n in src_shape],
+                     linear=self.linear)
 
     def slice_from(self, src_shape: tuple[int, ...], start: Sequence[int]) -> Index:
         """Index into ``src_shape`` of this element of ``tensor.slice {start}``."""
