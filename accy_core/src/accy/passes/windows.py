@@ -124,8 +124,8 @@ def _dynamic_window(block, upd: Operation) -> Window | None:
     return Window(block.args.index(base), (0,) * base.type.rank, value.type.shape, value, upd)
 
 
-def _elementwise_path(v: Value, target: Value, shape: tuple[int, ...]) -> bool:
-    """Every path from ``v`` runs through elementwise ops of ``shape`` into ``target``."""
+def _paths_through(v: Value, target: Value, ok: Callable[[Operation], bool]) -> bool:
+    """Every path from ``v`` reaches ``target`` through ops that ``ok`` accepts."""
     todo, seen = [v], set()
     while todo:
         x = todo.pop()
@@ -134,12 +134,18 @@ def _elementwise_path(v: Value, target: Value, shape: tuple[int, ...]) -> bool:
         if not x.users:
             return False
         for user in x.users:
-            if not user.op_def.has("elementwise") or user.results[0].type.shape != shape:
+            if not ok(user):
                 return False
             if user not in seen:
                 seen.add(user)
                 todo.extend(user.results)
     return True
+
+
+def _elementwise_path(v: Value, target: Value, shape: tuple[int, ...]) -> bool:
+    """Every path from ``v`` runs through elementwise ops of ``shape`` into ``target``."""
+    return _paths_through(v, target, lambda op: op.op_def.has("elementwise")
+                          and op.results[0].type.shape == shape)
 
 
 def reads_base_in_place(region: Operation, win: Window) -> bool:
@@ -199,23 +205,10 @@ def _same_dynamic_box(region: Operation, sl: Operation, upd: Operation) -> bool:
 def _order_kept(v: Value, target: Value, n: int) -> bool:
     """Every path from ``v`` reaches ``target`` through elementwise ops and reshapes of
     ``n`` elements: element ``j`` (row-major) of ``target`` reads element ``j`` of ``v``."""
-    todo, seen = [v], set()
-    while todo:
-        x = todo.pop()
-        if x is target:
-            continue
-        if not x.users:
-            return False
-        for user in x.users:
-            if user.name != "tensor.reshape" and not user.op_def.has("elementwise"):
-                return False
-            if user.results[0].type.num_elements != n or \
-                    any(o.type.num_elements != n for o in user.operands):
-                return False
-            if user not in seen:
-                seen.add(user)
-                todo.extend(user.results)
-    return True
+    return _paths_through(v, target, lambda op: (
+        op.name == "tensor.reshape" or op.op_def.has("elementwise"))
+        and op.results[0].type.num_elements == n
+        and all(o.type.num_elements == n for o in op.operands))
 
 
 def _slices_to_box(sl: Operation, offset: tuple[int, ...], win: Window) -> bool:
