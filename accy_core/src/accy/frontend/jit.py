@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import gc
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -167,6 +168,8 @@ class Jitted:
 
     def _trace_tree(self, arg_tree: Any, types: list[TensorType]) -> _Entry:
         self.trace_count += 1
+        if self.trace_count == 1:
+            _warn_host_random(self.fn, self.name)
         b = Builder()
         fb = b.begin_function(self.name, params=types)
         trace = Trace(fb, self.name)
@@ -437,3 +440,30 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
     if fn is None:
         return functools.partial(jit, backend=backend, static_argnums=nums)
     return Jitted(fn, backend=backend, static_argnums=nums)
+
+
+def _warn_host_random(fn: Any, name: str) -> None:
+    """One :class:`~accy.errors.AccyWarning` when ``fn`` calls numpy's host random number
+    generators (:mod:`accy.frontend.host_random`): their numbers are drawn once, at trace
+    time, and are the same on every call."""
+    from accy.frontend.host_random import host_random_uses
+
+    uses = host_random_uses(fn)
+    if uses:
+        import os
+        import warnings
+
+        from accy.errors import AccyWarning
+
+        root = os.path.dirname(os.path.dirname(__file__)) + os.sep  # the accy package
+        level, frame = 1, sys._getframe(0)
+        while frame is not None and frame.f_code.co_filename.startswith(root):
+            frame, level = frame.f_back, level + 1  # the warning names the user's call
+        code = getattr(fn, "__code__", None)
+        where = f" (defined at {code.co_filename}:{code.co_firstlineno})" if code else ""
+        warnings.warn(
+            f"accy.jit {name}{where}: {', '.join(uses)} (numpy's host random numbers) runs once, "
+            "while the function is traced: its numbers become constants of the compiled "
+            "program, the same on every call (numba's njit draws new ones per call); pass "
+            "random arrays in as arguments, or use accy.numpy.random with an explicit key",
+            AccyWarning, stacklevel=level)
