@@ -167,3 +167,22 @@ def test_full_of_a_wide_python_int_is_int64_and_an_overflow_is_an_accy_error():
     assert got.dtype == np.int64 and got[0] == 2**62 + 1
     with pytest.raises(accy.errors.VerifyError, match="does not fit int8"):
         accy.jit(lambda x: x + anp.full((2,), 300, np.int8))(np.ones(2, np.int8))
+
+
+@pytest.mark.parametrize("make,what", [
+    (lambda: anp.zeros((-1, 3)), "zeros"), (lambda: anp.ones((2.5, 3)), "ones"),
+    (lambda: anp.empty("ab"), "empty"), (lambda: anp.full((2, -3), 1.0), "full"),
+    (lambda: anp.zeros((-1, 3000)), "zeros"), (lambda: anp.eye(2.5), "eye"),
+    (lambda: anp.arange("a"), "arange"), (lambda: anp.linspace(0, 1, -3), "linspace")])
+def test_a_bad_creation_shape_is_a_verify_error_naming_the_function(make, what):
+    """A negative, float or string extent raised numpy's raw ValueError/TypeError from
+    inside accy (traced or not, dense constant or broadcast splat)."""
+    with pytest.raises(accy.errors.VerifyError, match=rf"^{what} at .*test_adversarial"):
+        accy.jit(lambda x: x + make())(np.ones(3, np.float32))
+    with pytest.raises(accy.errors.VerifyError, match=what):
+        make()
+
+
+def test_a_traced_extent_in_a_creation_shape_says_shapes_are_static():
+    with pytest.raises(accy.errors.VerifyError, match="shapes are static"):
+        accy.jit(lambda x: anp.ones(x[0]))(np.ones(3, np.float32))

@@ -15,7 +15,7 @@ import numpy as np
 
 from accy.errors import VerifyError
 from accy.frontend.numpy_api import trace_of, where
-from accy.frontend.shape_api import _make, broadcast_to, full, full_like, reshape
+from accy.frontend.shape_api import _make, broadcast_to, full, full_like, host_numpy, reshape
 from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
@@ -24,7 +24,7 @@ __all__ = ["empty", "empty_like", "linspace", "meshgrid", "mgrid", "ogrid", "tri
 
 def empty(shape: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` (f32 unless ``dtype``); its contents are zeros."""
-    return full(shape, 0.0, np.float32 if dtype is None else dtype)
+    return full(shape, 0.0, np.float32 if dtype is None else dtype, what="empty")
 
 
 def empty_like(a: Any, dtype: Any = None) -> Any:
@@ -42,7 +42,8 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     if isinstance(start, Tracer) or isinstance(stop, Tracer):
         raise VerifyError(f"linspace at {user_location()} needs static bounds; write "
                           "start + (stop - start) * anp.arange(num) / (num - 1) for traced ones")
-    arr, step = np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
+    arr, step = host_numpy("linspace", np.linspace, start, stop, num, endpoint=endpoint,
+                           retstep=True, axis=axis)
     out = _make(arr.astype(np.float32 if dtype is None else np.dtype(dtype)))
     return (out, step) if retstep else out
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import VerifyError
+from accy.errors import AccyError, VerifyError
 from accy.frontend.numpy_api import shape_of, trace_of, value_of, wrap
 from accy.frontend.trace import constant, current_trace, default_dtype, user_location
 from accy.frontend.tracer import Tracer
@@ -164,44 +164,71 @@ def _dtype(dtype: Any, fill: Any = 0.0) -> np.dtype:
 SPLAT_ELEMENTS = 1024
 
 
-def _static_dims(shape: Any) -> tuple[int, ...] | None:
-    """``shape`` as a tuple of non-negative ints, or None (numpy then reports the error)."""
+def _creation_dims(what: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints, numpy's spelling) as a tuple of non-negative
+    ints.
+
+    Raises:
+        VerifyError: an extent is not an integer (a float, a string, a traced value: shapes
+            are static) or is negative; the message names the user's line.
+    """
+    if isinstance(shape, (str, bytes)):
+        raise _shape_error(what, f"the shape must be an int or a tuple of ints, not {shape!r}")
     try:
         dims = tuple(operator.index(n) for n in (shape if np.iterable(shape) else (shape,)))
-    except TypeError:
-        return None
-    return dims if all(n >= 0 for n in dims) else None
+    except (TypeError, ValueError):
+        raise _shape_error(what, f"the shape must be an int or a tuple of ints, not {shape!r}"
+                           " (shapes are static: Python ints at trace time)") from None
+    if any(n < 0 for n in dims):
+        raise _shape_error(what, f"negative extent in shape {list(dims)}")
+    return dims
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+def host_numpy(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` (a numpy creation function called on static arguments), its
+    ``TypeError``/``ValueError`` (a float extent, a negative count, a string) raised as a
+    VerifyError that names ``what`` and the user's line.
+
+    Raises:
+        VerifyError: numpy refused the arguments.
+    """
+    try:
+        return fn(*args, **kwargs)
+    except AccyError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise _shape_error(what, str(e)) from None
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, what: str = "full") -> Any:
     """An array of ``shape`` filled with ``fill_value`` (f32/i32/bool from the value; an
     integer past int32 gives int64, or uint64 past int64).
 
     Raises:
-        VerifyError: ``fill_value`` does not fit ``dtype``.
+        VerifyError: ``fill_value`` does not fit ``dtype``; ``shape`` is not a tuple of
+            non-negative ints (``what`` names the creation function in the message).
     """
     dt = _dtype(dtype, fill_value)
+    dims = _creation_dims(what, shape)
     try:
         tr = current_trace()
-        if tr is not None:
-            dims = _static_dims(shape)
-            if dims is not None and math.prod(dims) > SPLAT_ELEMENTS:  # one element, broadcast
-                fill = constant(tr.fb, np.full((), fill_value, dtype=dt))
-                return wrap(tr, tr.fb.broadcast_to(fill, dims))
-        return _make(np.full(shape, fill_value, dtype=dt))
+        if tr is not None and math.prod(dims) > SPLAT_ELEMENTS:  # one element, broadcast
+            fill = constant(tr.fb, np.full((), fill_value, dtype=dt))
+            return wrap(tr, tr.fb.broadcast_to(fill, dims))
+        return _make(np.full(dims, fill_value, dtype=dt))
     except OverflowError:
-        raise VerifyError(f"full at {user_location()}: {fill_value!r} does not fit "
+        raise VerifyError(f"{what} at {user_location()}: {fill_value!r} does not fit "
                           f"{dt.name}; give a wider dtype") from None
 
 
 def zeros(shape: Any, dtype: Any = None) -> Any:
     """An array of zeros (f32 unless ``dtype``)."""
-    return full(shape, 0.0, DType.F32 if dtype is None else dtype)
+    return full(shape, 0.0, DType.F32 if dtype is None else dtype, what="zeros")
 
 
 def ones(shape: Any, dtype: Any = None) -> Any:
     """An array of ones (f32 unless ``dtype``)."""
-    return full(shape, 1.0, DType.F32 if dtype is None else dtype)
+    return full(shape, 1.0, DType.F32 if dtype is None else dtype, what="ones")
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None) -> Any:
@@ -221,7 +248,8 @@ def ones_like(a: Any, dtype: Any = None) -> Any:
 
 def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Any:
     """``numpy.arange`` with static bounds (i32 for ints, f32 for floats by default)."""
-    arr = np.arange(start, stop, step) if stop is not None else np.arange(start)
+    arr = host_numpy("arange", np.arange, start, stop, step) if stop is not None else \
+        host_numpy("arange", np.arange, start)
     dt = _dtype(dtype, arr.flat[0] if arr.size else 0) if dtype is None else _dtype(dtype)
     if dtype is None and arr.dtype.kind == "f":
         dt = np.dtype(np.float32)
@@ -230,7 +258,8 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> An
 
 def eye(n: int, m: int | None = None, dtype: Any = None) -> Any:
     """Identity matrix ``(n, m)`` (f32 by default)."""
-    return _make(np.eye(n, m, dtype=_dtype(DType.F32 if dtype is None else dtype)))
+    return _make(host_numpy("eye", np.eye, n, m,
+                            dtype=_dtype(DType.F32 if dtype is None else dtype)))
 
 
 def asarray(a: Any, dtype: Any = None) -> Any:
