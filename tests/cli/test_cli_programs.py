@@ -102,3 +102,9 @@ def test_compile_target_on_a_backend_without_targets(program, tmp_path, capsys):
     code, res = _main(capsys, "compile", str(program), "-b", "cpu", "--target", "sm_90",
                       "-o", str(tmp_path / "out"))
     assert code == 2 and "takes no --target" in res.err
+
+
+def test_compile_output_that_is_a_file_is_an_error_line(program, tmp_path, capsys):
+    (tmp_path / "taken").write_text("")
+    code, res = _main(capsys, "compile", str(program), "-b", "cpu", "-o", str(tmp_path / "taken"))
+    assert code == 2 and "cannot create the output directory" in res.err

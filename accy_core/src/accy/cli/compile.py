@@ -18,7 +18,7 @@ _EXT = {"llvm": "ll", "asm": "s", "obj": "o", "ptx": "ptx", "spirv": "spv"}
 
 
 def _compile(args: argparse.Namespace) -> int:
-    from accy.errors import UnsupportedError
+    from accy.errors import InputError, UnsupportedError
     from accy.passes import PassContext, run_stages
 
     be = _open_for_compile(args.backend)
@@ -42,11 +42,18 @@ def _compile(args: argparse.Namespace) -> int:
         module, PassContext(target_profile=be.target_profile(), backend=args.backend)
     )
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a file of that name, a parent that cannot hold a folder
+        raise InputError(f"cannot create the output directory {args.output!r}: "
+                         f"{e.strerror or e}") from e
     for name, kernel in sorted(products[-1].module.attrs.get("kernels", {}).items()):
         data = be.emit(kernel, args.emit, **extra)
         path = out / f"{name}.{_EXT.get(args.emit, args.emit)}"
-        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        try:
+            path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        except OSError as e:
+            raise InputError(f"cannot write {str(path)!r}: {e.strerror or e}") from e
         print(path)
     return 0
 
