@@ -264,3 +264,34 @@ def test_a_big_traced_full_is_one_element_broadcast(case) -> None:
     got, want = accy.jit(fn)(a), ref(a)
     assert np.asarray(got).dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+EMPTY_AXIS_REDUCTIONS = {
+    "max initial": lambda a: (a.max(initial=-1.0), a.max(axis=1, initial=2.0),
+                              a.min(axis=1, keepdims=True, initial=2.0)),
+    "any all": lambda a: (a.any(), a.all(), np.any(a, axis=1), np.all(a, axis=1, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("case", list(EMPTY_AXIS_REDUCTIONS))
+def test_reductions_over_an_empty_axis_equal_numpy(case: str) -> None:
+    """``max(initial=)`` over nothing is ``initial``, ``any`` False, ``all`` True (numpy's);
+    the reduction op itself has no identity for max/min and refused them."""
+    a = np.zeros((3, 0), np.float32)
+    fn = EMPTY_AXIS_REDUCTIONS[case]
+    for got, want in zip(accy.jit(fn)(a), fn(a), strict=True):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_max_min_of_bool_are_or_and_and() -> None:
+    a = np.array([[True, False], [False, False]])
+    got = accy.jit(lambda x: (x.max(axis=0), x.min(axis=1), np.max(x)))(a)
+    for g, w in zip(got, (a.max(axis=0), a.min(axis=1), a.max()), strict=True):
+        assert g.dtype == np.bool_
+        np.testing.assert_array_equal(g, w)
+
+
+def test_a_non_integer_axis_is_an_accy_error() -> None:
+    with pytest.raises(accy.errors.VerifyError, match="is not an integer"):
+        accy.jit(lambda x: x.sum(axis=1.0))(np.ones((2, 2)))

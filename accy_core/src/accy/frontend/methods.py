@@ -269,15 +269,13 @@ def _fill(self: Tracer, value: Any) -> None:
 
 
 def _any(self: Tracer, axis: Any = None, keepdims: bool = False) -> Any:
-    """Whether any element (along ``axis``) is nonzero."""
-    return numpy_api.max(numpy_api.astype(numpy_api.not_equal(self, 0), "i32"), axis=axis,
-                         keepdims=keepdims) > 0
+    """Whether any element (along ``axis``) is nonzero (False over an empty axis)."""
+    return predicates_api.any(self, axis=axis, keepdims=keepdims)
 
 
 def _all(self: Tracer, axis: Any = None, keepdims: bool = False) -> Any:
-    """Whether every element (along ``axis``) is nonzero."""
-    return numpy_api.min(numpy_api.astype(numpy_api.not_equal(self, 0), "i32"), axis=axis,
-                         keepdims=keepdims) > 0
+    """Whether every element (along ``axis``) is nonzero (True over an empty axis)."""
+    return predicates_api.all(self, axis=axis, keepdims=keepdims)
 
 
 def _sort(self: Tracer, axis: int = -1, kind: Any = None, order: Any = None) -> None:

@@ -340,9 +340,17 @@ def astype(x: Any, dtype: Any) -> Any:
 def _axes(axis: Any, rank: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(rank))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_)):
+        axes: tuple[Any, ...] = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        axes = (axis,)
     out = []
     for a in axes:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)):
+            raise VerifyError(f"axis {a!r} at {user_location()} is not an integer; pass an int, "
+                              "a tuple of ints or None")
         if not -rank <= int(a) < rank:
             raise VerifyError(
                 f"axis {a} at {user_location()} is out of range for an array of rank {rank}; "
@@ -373,7 +381,17 @@ def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     elif kind == "sum" and sum_dtype(v.type.dtype) != v.type.dtype:
         v = tr.fb.cast(v, sum_dtype(v.type.dtype))
     axes = _axes(axis, v.type.rank)
+    if kind in ("max", "min") and v.type.dtype == DType.BOOL:  # numpy's: logical or / and
+        out = getattr(tr.fb, f"reduce_{kind}")(tr.fb.cast(v, DType.U8), axes, keepdims)
+        return wrap(tr, tr.fb.cast(out, DType.BOOL))
     return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
+
+
+def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...],
+                   keepdims: bool) -> tuple[int, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _masked(a: Any, where_: Any, fill: Any) -> Any:
@@ -432,6 +450,14 @@ def _extreme(kind: str, np_fn: Any, a: Any, axis: Any, keepdims: bool, initial: 
             raise VerifyError(f"{kind} with where= at {user_location()} needs initial= (the "
                               "value where the mask selects nothing), as numpy's does")
         a = _masked(a, where_, initial)
+    if initial is not None:
+        tr = trace_of(a, initial)
+        v = value_of(tr, a)
+        axes = _axes(axis, v.type.rank)
+        if any(v.type.shape[i] == 0 for i in axes):  # nothing to reduce: numpy gives initial
+            shape = _reduced_shape(tuple(v.type.shape), axes, keepdims)
+            init = value_of(tr, initial, v.type.dtype)
+            return wrap(tr, tr.fb.broadcast_to(init, shape))
     out = _reduce(kind, np_fn, a, axis, keepdims)
     if initial is None:
         return out

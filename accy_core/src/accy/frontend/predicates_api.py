@@ -60,14 +60,16 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     """Whether any element (along ``axis``) is nonzero (NaN counts as nonzero)."""
     if _host(a):
         return np.any(a, axis=axis, keepdims=keepdims)
-    return greater(max(astype(not_equal(a, 0), np.int32), axis=axis, keepdims=keepdims), 0)
+    return greater(max(astype(not_equal(a, 0), np.int32), axis=axis, keepdims=keepdims,
+                       initial=0 if np.size(a) == 0 else None), 0)  # empty: False, numpy's
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     """Whether every element (along ``axis``) is nonzero."""
     if _host(a):
         return np.all(a, axis=axis, keepdims=keepdims)
-    return greater(min(astype(not_equal(a, 0), np.int32), axis=axis, keepdims=keepdims), 0)
+    return greater(min(astype(not_equal(a, 0), np.int32), axis=axis, keepdims=keepdims,
+                       initial=1 if np.size(a) == 0 else None), 0)  # empty: True, numpy's
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
