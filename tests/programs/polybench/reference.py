@@ -30,7 +30,8 @@ def jacobi_2d(A, B, tsteps):
     return A, B
 
 
-def _heat(A):
+def heat_step(A):
+    """The 7-point heat stencil of ``A``'s interior (the new ``A[1:-1, 1:-1, 1:-1]``)."""
     c = A[1:-1, 1:-1, 1:-1]
     return (0.125 * (A[2:, 1:-1, 1:-1] - 2.0 * c + A[:-2, 1:-1, 1:-1])
             + 0.125 * (A[1:-1, 2:, 1:-1] - 2.0 * c + A[1:-1, :-2, 1:-1])
@@ -40,8 +41,8 @@ def _heat(A):
 def heat_3d(A, B, tsteps):
     A, B = A.copy(), B.copy()
     for _ in range(tsteps):
-        B[1:-1, 1:-1, 1:-1] = _heat(A)
-        A[1:-1, 1:-1, 1:-1] = _heat(B)
+        B[1:-1, 1:-1, 1:-1] = heat_step(A)
+        A[1:-1, 1:-1, 1:-1] = heat_step(B)
     return A, B
 
 
