@@ -22,6 +22,7 @@ from accy.kernel import (
     const,
     unary,
 )
+from accy.testing.kernels import prefetching
 from accy_backend_cuda.plugin import open_compile_only
 from accy_backend_cuda.target import (
     FASTMATH_LIBRARY,
@@ -171,23 +172,8 @@ def test_integer_and_atomic_kernel_assembles_everywhere():
         check_ptx(ptx, 90, "hist")
 
 
-def _prefetching_kernel():
-    """A loop with a uniform ``kb.prefetch`` (dropped on GPU targets)."""
-    from accy.kernel import KernelBuilder
-
-    kb = KernelBuilder("pf", 64)
-    y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
-    n = kb.scalar("n", "i32")
-    acc = kb.let("acc", kb.const(0.0, "f32"))
-    with kb.for_("p", 0, n) as p:
-        kb.prefetch(x, (p + 16) * 64)
-        kb.assign(acc, acc + x[p * 64 + kb.local_id()])
-    kb.store(y, kb.global_id(), acc)
-    return kb.build()
-
-
 def test_prefetch_is_dropped_and_assembles():
-    ptx = open_compile_only(90).emit(_prefetching_kernel(), "ptx").decode()
+    ptx = open_compile_only(90).emit(prefetching(), "ptx").decode()
     assert "prefetch" not in ptx
     if find_ptxas():
         check_ptx(ptx, 90, "pf")

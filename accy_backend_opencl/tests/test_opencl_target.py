@@ -12,6 +12,7 @@ import pytest
 from accy.codegen import emit_llvm_ir
 from accy.codegen.spirv import emit_spirv, imports, instructions, null_to_const, words
 from accy.errors import CapabilityError, CompileError
+from accy.testing.kernels import prefetching
 from accy_backend_opencl.bridge import find_translator, spir_bitcode
 from accy_backend_opencl.target import OpenCLTarget, entry_name
 
@@ -131,22 +132,7 @@ def _env(extra: dict[str, str]) -> dict[str, str]:
     return {**os.environ, **extra}
 
 
-def _prefetching_kernel():
-    """A loop with a uniform ``kb.prefetch`` (dropped on GPU targets)."""
-    from accy.kernel import KernelBuilder
-
-    kb = KernelBuilder("pf", 64)
-    y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
-    n = kb.scalar("n", "i32")
-    acc = kb.let("acc", kb.const(0.0, "f32"))
-    with kb.for_("p", 0, n) as p:
-        kb.prefetch(x, (p + 16) * 64)
-        kb.assign(acc, acc + x[p * 64 + kb.local_id()])
-    kb.store(y, kb.global_id(), acc)
-    return kb.build()
-
-
 def test_prefetch_is_dropped():
-    k = _prefetching_kernel()
+    k = prefetching()
     assert "prefetch" not in emit_llvm_ir(k, OpenCLTarget())
     assert words(emit_spirv(k, OpenCLTarget()))[0] == 0x07230203

@@ -13,6 +13,7 @@ import pytest
 import vulkan_kernels as K
 from accy.backend import Geometry
 from accy.errors import CapabilityError, LaunchError
+from accy.testing.kernels import run_kernel as run
 
 RNG = np.random.default_rng(7)
 
@@ -27,22 +28,6 @@ def vk():
     from accy.plugins import open_backend
 
     return open_backend("vulkan")
-
-
-def run(backend, kernel, groups, arrays, scalars):
-    loaded = backend.load(backend.compile(kernel))
-    buffers = []
-    for a in arrays:
-        buf = backend.allocate(a.nbytes)
-        backend.write(buf, a)
-        buffers.append(buf)
-    pairs = [(p.dtype, v) for p, v in zip(kernel.scalars, scalars, strict=True)]
-    backend.launch(loaded, Geometry(groups, kernel.workgroup_size), buffers, pairs)
-    out = [backend.read(b, np.empty_like(a)) for b, a in zip(buffers, arrays, strict=True)]
-    for b in buffers:
-        backend.free(b)
-    backend.destroy(loaded)
-    return out
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])

@@ -9,6 +9,7 @@ import pytest
 import vulkan_kernels as K
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import CapabilityError, CodegenError
+from accy.testing.kernels import prefetching
 from accy_backend_vulkan.target import VulkanTarget, push_layout
 from accy_backend_vulkan.toolchain import (
     compile_spirv,
@@ -174,23 +175,8 @@ def test_i64_atomics_refused_before_llvm(op):
     assert info.value.feature == "int64_atomics"
 
 
-def _prefetching_kernel():
-    """A loop with a uniform ``kb.prefetch`` (dropped on GPU targets)."""
-    from accy.kernel import KernelBuilder
-
-    kb = KernelBuilder("pf", 64)
-    y, x = kb.buffer("y", "f32", "write"), kb.buffer("x", "f32", "read")
-    n = kb.scalar("n", "i32")
-    acc = kb.let("acc", kb.const(0.0, "f32"))
-    with kb.for_("p", 0, n) as p:
-        kb.prefetch(x, (p + 16) * 64)
-        kb.assign(acc, acc + x[p * 64 + kb.local_id()])
-    kb.store(y, kb.global_id(), acc)
-    return kb.build()
-
-
 def test_prefetch_is_dropped_and_the_module_validates():
-    k = _prefetching_kernel()
+    k = prefetching()
     assert "prefetch" not in emit_llvm_ir(k, VulkanTarget())
     _raw, spirv = spirv_of(k)
     if shutil.which("spirv-val"):

@@ -1,111 +1,35 @@
-"""Kernel-IR test kernels shared by the target and driver tests."""
+"""Kernel-IR test kernels shared by the target and driver tests.
+
+The kernels every backend's tests share live in :mod:`accy.testing.kernels`; Vulkan's
+``scale`` kernel is named ``scale`` whatever its dtype.
+"""
 
 from __future__ import annotations
 
 from accy.kernel import (
     Assign,
     AtomicRMW,
-    Barrier,
     BufferParam,
-    Cast,
     For,
     If,
     Kernel,
     Let,
     Load,
     ScalarParam,
-    SharedArray,
-    SharedLoad,
-    SharedStore,
     Store,
-    ThreadId,
     Var,
 )
-from accy.kernel.ir import binary, const, unary
+from accy.kernel.ir import binary, const
+from accy.testing import kernels as _shared
+from accy.testing.kernels import GID, LID, N, group_ids, tree_sum, unary_f
 
-GID = ThreadId("global")
-LID = ThreadId("local")
-N = Var("n", "i32")
+__all__ = ["GID", "LID", "N", "group_ids", "histogram", "loop_bool", "scale", "tree_sum",
+           "unary_f"]
 
 
 def scale(dtype: str = "f32") -> Kernel:
     """``y[i] = a * x[i] + b`` for ``i < n``: scalars of three dtypes, bool flag."""
-    x = Load("x", GID, dtype)
-    a = Cast(Var("a", "f64"), dtype)
-    value = binary("add", binary("mul", a, x), Cast(Var("b", "i32"), dtype))
-    neg = unary("neg", value)
-    return Kernel(
-        "scale",
-        buffers=(BufferParam("y", dtype, "write"), BufferParam("x", dtype)),
-        scalars=(
-            ScalarParam("n", "i32"),
-            ScalarParam("a", "f64"),
-            ScalarParam("b", "i32"),
-            ScalarParam("flip", "bool"),
-        ),
-        body=(
-            If(
-                binary("lt", GID, N),
-                (If(Var("flip", "bool"), (Store("y", GID, neg),), (Store("y", GID, value),)),),
-            ),
-        ),
-        workgroup_size=64,
-    )
-
-
-def unary_f(op: str, dtype: str = "f32") -> Kernel:
-    """``y[i] = op(x[i])``."""
-    return Kernel(
-        f"u_{op}_{dtype}",
-        buffers=(BufferParam("y", dtype, "write"), BufferParam("x", dtype)),
-        scalars=(ScalarParam("n", "i32"),),
-        body=(If(binary("lt", GID, N), (Store("y", GID, unary(op, Load("x", GID, dtype))),)),),
-        workgroup_size=32,
-    )
-
-
-def tree_sum(ws: int = 64) -> Kernel:
-    """Per-work-group sum of ``x`` through shared memory and barriers (a loop with barriers)."""
-    steps = []
-    s = ws // 2
-    body = []
-    while s >= 1:
-        steps.append(s)
-        s //= 2
-    for s in steps:
-        body += [
-            If(
-                binary("lt", LID, const(s, "i32")),
-                (
-                    SharedStore(
-                        "acc",
-                        LID,
-                        binary(
-                            "add",
-                            SharedLoad("acc", LID, "f32"),
-                            SharedLoad("acc", binary("add", LID, const(s, "i32")), "f32"),
-                        ),
-                    ),
-                ),
-            ),
-            Barrier(),
-        ]
-    return Kernel(
-        "tree_sum",
-        buffers=(BufferParam("out", "f32", "write"), BufferParam("x", "f32")),
-        scalars=(),
-        body=(
-            SharedStore("acc", LID, Load("x", GID, "f32")),
-            Barrier(),
-            *body,
-            If(
-                binary("eq", LID, const(0, "i32")),
-                (Store("out", ThreadId("group"), SharedLoad("acc", const(0, "i32"), "f32")),),
-            ),
-        ),
-        workgroup_size=ws,
-        shared=(SharedArray("acc", "f32", ws),),
-    )
+    return _shared.scale(dtype, name="scale")
 
 
 def histogram(dtype: str = "i32") -> Kernel:
@@ -125,20 +49,6 @@ def histogram(dtype: str = "i32") -> Kernel:
         scalars=(ScalarParam("n", "i32"),),
         body=(If(binary("lt", GID, N), tuple(body)),),
         workgroup_size=64,
-    )
-
-
-def group_ids() -> Kernel:
-    """``out[g] = group id * 1000 + num_groups`` written by local id 0 (tests big grids)."""
-    value = binary(
-        "add", binary("mul", ThreadId("group"), const(1000, "i32")), ThreadId("num_groups")
-    )
-    return Kernel(
-        "group_ids",
-        buffers=(BufferParam("out", "i32", "write"),),
-        scalars=(),
-        body=(If(binary("eq", LID, const(0, "i32")), (Store("out", ThreadId("group"), value),)),),
-        workgroup_size=1,
     )
 
 
