@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from accy.kernel import KernelBuilder, call, interpret, where
+from accy.testing.kernels import loop_tree_sum
 from accy_backend_cpu.backend import CpuBackend
 
 DT = {
@@ -88,22 +89,8 @@ def test_casts_bool_and_mulhi(cpu, run_kernel):
 
 
 def reduction_kernel(ws):
-    kb = KernelBuilder(f"reduce{ws}", ws)
-    out, x = kb.buffer("out", "f32", "write"), kb.buffer("x", "f32", "read")
-    n = kb.scalar("n", "i32")
-    sh = kb.shared("sh", "f32", ws)
-    lid, gid = kb.local_id(), kb.global_id()
-    kb.shared_store(sh, lid, where(gid < n, x[gid % n], 0.0))
-    kb.barrier()
-    s = kb.let("s", ws // 2)
-    with kb.for_("step", 0, int(np.log2(ws))):  # uniform loop containing a barrier
-        with kb.if_(lid < s):
-            kb.shared_store(sh, lid, sh[lid] + sh[lid + s])
-        kb.barrier()
-        kb.assign(s, s >> 1)
-    with kb.if_(lid == 0):
-        kb.store(out, kb.group_id(), sh[0])
-    return kb.build()
+    """The f32 tree sum of ``ws`` items guarded by ``n``, its barriers in a loop."""
+    return loop_tree_sum(ws, name=f"reduce{ws}", guarded=True)
 
 
 def test_shared_memory_tree_reduction(cpu, run_kernel):

@@ -8,6 +8,7 @@ from accy.codegen import BaseTarget, CodegenRequest, compile_llvm, compile_llvm_
 from accy.codegen.worker import shutdown_worker
 from accy.errors import CodegenError
 from accy.kernel import KernelBuilder, call, where
+from accy.testing.kernels import loop_tree_sum
 
 
 class HostTarget(BaseTarget):
@@ -54,22 +55,8 @@ def test_entry_signature_and_noalias():
 
 
 def barrier_kernel():
-    ws = 32
-    kb = KernelBuilder("reduce", ws)
-    out, x = kb.buffer("out", "f32", "write"), kb.buffer("x", "f32", "read")
-    sh = kb.shared("sh", "f32", ws)
-    lid = kb.local_id()
-    kb.shared_store(sh, lid, x[kb.global_id()])
-    kb.barrier()
-    s = kb.let("s", ws // 2)
-    with kb.for_("step", 0, 5):
-        with kb.if_(lid < s):
-            kb.shared_store(sh, lid, sh[lid] + sh[lid + s])
-        kb.barrier()
-        kb.assign(s, s >> 1)
-    with kb.if_(lid == 0):
-        kb.store(out, kb.group_id(), sh[0])
-    return kb.build()
+    """The f32 tree sum of 32 items with its 5 barrier steps in a loop, named ``reduce``."""
+    return loop_tree_sum(32)
 
 
 def test_barrier_kernel_is_split_into_work_item_loops():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from accy.kernel import KernelBuilder, call, interpret
+from accy.testing.kernels import loop_tree_sum
 
 
 def test_guarded_saxpy():
@@ -23,23 +24,9 @@ def test_guarded_saxpy():
 
 def test_shared_tree_reduction_with_barriers():
     ws = 16
-    kb = KernelBuilder("reduce", ws)
-    out, x = kb.buffer("out", "i32", "write"), kb.buffer("x", "i32", "read")
-    sh = kb.shared("sh", "i32", ws)
-    lid = kb.local_id()
-    kb.shared_store(sh, lid, x[kb.global_id()])
-    kb.barrier()
-    s = kb.let("s", ws // 2)
-    with kb.for_("step", 0, 4):
-        with kb.if_(lid < s):
-            kb.shared_store(sh, lid, sh[lid] + sh[lid + s])
-        kb.barrier()
-        kb.assign(s, s >> 1)
-    with kb.if_(lid == 0):
-        kb.store(out, kb.group_id(), sh[0])
     xs = np.arange(5 * ws, dtype=np.int32)
     res = np.zeros(5, np.int32)
-    interpret(kb.build(), 5, [res, xs], [])
+    interpret(loop_tree_sum(ws, "i32"), 5, [res, xs], [])
     np.testing.assert_array_equal(res, xs.reshape(5, ws).sum(1))
 
 

@@ -2,9 +2,10 @@
 
 The kernels cover what a backend's target and runtime must get right: scalar parameters of
 several dtypes (``scale``), math functions (``unary_f``), shared memory and barriers
-(``tree_sum``), group ids on large grids (``group_ids``) and a uniform prefetch hint
-(``prefetching``). Each takes the name and sizes its callers' tests expect, so the CPU,
-Vulkan, OpenCL and CUDA tests share one definition. :func:`run_kernel` compiles, loads and
+(``tree_sum``; ``loop_tree_sum``, its barriers in a loop), group ids on large grids
+(``group_ids``) and a uniform prefetch hint (``prefetching``). Each takes the name and sizes
+its callers' tests expect, so the core, CPU, Vulkan, OpenCL and CUDA tests share one
+definition. :func:`run_kernel` compiles, loads and
 launches a kernel on a backend and returns its buffers read back.
 """
 
@@ -33,8 +34,8 @@ from accy.kernel import (
 )
 from accy.kernel.ir import binary, const, unary
 
-__all__ = ["GID", "LID", "N", "group_ids", "prefetching", "run_kernel", "scale", "tree_sum",
-           "unary_f"]
+__all__ = ["GID", "LID", "N", "group_ids", "loop_tree_sum", "prefetching", "run_kernel",
+           "scale", "tree_sum", "unary_f"]
 
 GID = ThreadId("global")
 LID = ThreadId("local")
@@ -88,6 +89,32 @@ def tree_sum(ws: int = 64) -> Kernel:
     return Kernel("tree_sum", buffers=(BufferParam("out", "f32", "write"), BufferParam("x", "f32")),
                   scalars=(), body=tuple(body), workgroup_size=ws,
                   shared=(SharedArray("acc", "f32", ws),))
+
+
+def loop_tree_sum(ws: int = 32, dtype: str = "f32", name: str = "reduce",
+                  guarded: bool = False) -> Kernel:
+    """``out[g]`` = the sum of work-group ``g``'s ``ws`` elements of ``x`` (``dtype``), built
+    with the DSL: a tree in the shared array ``sh`` whose ``log2(ws)`` steps are a ``For``
+    loop with a barrier in it (``ws`` a power of 2). ``guarded``: an i32 scalar ``n``, and
+    items ``>= n`` add 0 (float ``dtype`` only)."""
+    from accy.kernel.dsl import KernelBuilder, where
+
+    kb = KernelBuilder(name, ws)
+    out, x = kb.buffer("out", dtype, "write"), kb.buffer("x", dtype, "read")
+    n = kb.scalar("n", "i32") if guarded else None
+    sh = kb.shared("sh", dtype, ws)
+    lid, gid = kb.local_id(), kb.global_id()
+    kb.shared_store(sh, lid, where(gid < n, x[gid % n], 0.0) if guarded else x[gid])
+    kb.barrier()
+    s = kb.let("s", ws // 2)
+    with kb.for_("step", 0, ws.bit_length() - 1):  # uniform loop containing a barrier
+        with kb.if_(lid < s):
+            kb.shared_store(sh, lid, sh[lid] + sh[lid + s])
+        kb.barrier()
+        kb.assign(s, s >> 1)
+    with kb.if_(lid == 0):
+        kb.store(out, kb.group_id(), sh[0])
+    return kb.build()
 
 
 def group_ids(name: str = "group_ids", workgroup_size: int = 1) -> Kernel:
