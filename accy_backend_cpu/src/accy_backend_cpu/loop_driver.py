@@ -94,10 +94,13 @@ class NativeLoop:
         self.element_bytes = np.array(flat.element_bytes, dtype=np.int64)
         self.table = np.zeros(max(1, flat.size), dtype=np.int64)
         self.team = np.zeros(32, dtype=np.int64)
+        self._team_address = self.team.ctypes.data  # (``ndarray.ctypes`` costs ~2 us a read)
         self._run, self._help, self._driver_code = driver
+        self._code_address = code.ctypes.data  # the code is patched in place, never moved
         self.runs = 0
         self._busy = threading.Lock()
         self._checked: list[int] | None = None  # (address, bytes) per buffer of a passed run
+        self._table_address = self.table.ctypes.data
 
     def run(self, buffers: list[Any]) -> bool:
         """Run the loop on ``buffers`` (one per :attr:`FlatLoop.origins` entry, in order).
@@ -142,20 +145,89 @@ class NativeLoop:
             self._checked = key
         table = self.table
         table[self.entries] = key[::2]
-        finish = self._start_team() if self.parallel else None
-        try:
-            status = self._run(self.code.ctypes.data, table.ctypes.data, self.team.ctypes.data)
-        finally:
-            self.team[16] = 1  # quit
-            if finish is not None:
-                finish()
-        if status:
-            raise InternalError(f"{self.flat.name}: the native loop driver met a bad "
-                                f"instruction at word {-status - 1}; please report")
-        self.runs += 1
+        self._execute(self._table_address, self.team, self._team_address)
         return True
 
-    def _start_team(self) -> Any:
+    def _execute(self, table: int, team: np.ndarray, team_address: int) -> None:
+        """One native run over the slot table at address ``table`` with team block
+        ``team`` at ``team_address`` (helpers started and waited for when
+        :attr:`parallel`)."""
+        finish = self._start_team(team) if self.parallel else None
+        try:
+            status = self._run(self._code_address, table, team_address)
+        finally:
+            if finish is not None:
+                team[16] = 1  # quit
+                finish()
+        if status:
+            self._bad(status)
+        self.runs += 1
+
+    def _bad(self, status: int) -> None:
+        raise InternalError(f"{self.flat.name}: the native loop driver met a bad "
+                            f"instruction at word {-status - 1}; please report")
+
+    def bind_call(self, buffers: list[Any]) -> tuple[Any, Any] | None:
+        """``(table, run)``: this loop bound once for repeated runs (the small-call plans of
+        :mod:`accy.runtime.fast_call`), with its own slot table and team, so it never waits
+        for nor disturbs a :meth:`run` of another thread.
+
+        ``buffers``, one per :attr:`FlatLoop.origins` entry: a CPU buffer bound now (a
+        persistent temporary or constant), or the byte size (``int``) of an array whose
+        address the caller writes into ``table[entry]`` before each ``run()``: a fresh
+        result, or a parameter the loop only reads, so the caller guarantees it overlaps no
+        buffer the loop writes. What :meth:`run` checks per run is checked here once.
+
+        Returns None when those checks refuse (a foreign or ragged buffer, bound buffers
+        that overlap). ``run()`` holds the kernels, their code and the bound buffers.
+
+        Raises:
+            LaunchError: from ``run()``, once one of its kernels was destroyed.
+            InternalError: from ``run()``, the driver met a bad instruction (a bug).
+        """
+        n = len(self.flat.origins)
+        if len(buffers) != n:
+            return None
+        spans = np.zeros((n, 2), dtype=np.int64)
+        table = (ctypes.c_int64 * max(1, self.flat.size))()
+        for i, ((entry, _, _), buf) in enumerate(zip(self.flat.origins, buffers, strict=True)):
+            if isinstance(buf, int):
+                size = buf  # bound per call: an empty span overlaps nothing
+            elif type(buf) is np.ndarray and buf.dtype == _U8:
+                size = buf.nbytes
+                spans[i] = table[entry] = _address(buf)
+                spans[i, 1] += size
+            else:
+                return None
+            if size % int(self.element_bytes[i]):
+                return None
+        if not self.flat.disjoint(spans):
+            return None
+        team = np.zeros(32, dtype=np.int64)
+        kernels, address, execute = self._kernels, ctypes.addressof(table), self._execute
+        team_address = team.ctypes.data
+        if self.parallel:
+            def run() -> None:
+                for loaded in kernels:
+                    if loaded.function is None:
+                        live_kernel(loaded)  # raises LaunchError
+                execute(address, team, team_address)
+        else:  # _execute without helpers, inlined (a loop of tiny launches: ~1.5 us a run)
+            native, code = self._run, self._code_address
+
+            def run() -> None:
+                for loaded in kernels:
+                    if loaded.function is None:
+                        live_kernel(loaded)
+                status = native(code, address, team_address)
+                if status:
+                    self._bad(status)
+                self.runs += 1
+
+        run.keep = (self, table, team, list(buffers))
+        return table, run
+
+    def _start_team(self, team: np.ndarray) -> Any:
         """Start the helpers of one run; return what waits for them once the team's quit
         flag is set (None: no helper). The pool's native workers run the helper loop where
         they are available (one job of a range per helper, holding the pool for the run;
@@ -166,17 +238,17 @@ class NativeLoop:
             return None
         native = pool._native_workers()
         if native:
-            self.team[:] = 0
+            team[:] = 0
             helpers = pool.num_threads - 1
             if native.post(ctypes.cast(self._help, ctypes.c_void_p).value,
-                           self.team.ctypes.data, helpers):
+                           team.ctypes.data, helpers):
                 return functools.partial(native.finish, helpers)
             return None
-        futures = self._start_helpers()
+        futures = self._start_helpers(team)
         return lambda: [f.result() for f in futures]
 
-    def _start_helpers(self) -> list[Any]:
-        team = self.team
+    def _start_helpers(self, team: np.ndarray | None = None) -> list[Any]:
+        team = self.team if team is None else team
         team[:] = 0
         pool = self.backend.pool
         if pool.num_threads <= 1:

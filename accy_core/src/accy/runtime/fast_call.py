@@ -15,8 +15,15 @@ generated call fills and launches them holding the executable's lock (calls of o
 executable run one at a time, as on the ordinary path), and a plan whose executable was
 closed (its persistent buffers freed) is marked dead under that lock and refuses every
 later call (``None``). ``accy.jit`` calls :attr:`FastCall.call` directly.
-Programs with loops, index checks, zero-initialised results, empty tensors or a kernel
-that writes into a parameter buffer (which could alias another argument) have no plan.
+
+Loop nodes: where the backend runs a loop node natively (the CPU's loop driver,
+``backend.bind_loop``), the plan binds the driver once (``bind_call``: its own slot table,
+the persistent buffers of the loop's temporaries, double buffers and constants written
+into it, the checks of a native run done once) and a call writes the parameters' and
+fresh outputs' addresses into the table and runs the whole loop like one more launch.
+Programs with index checks, zero-initialised results, empty tensors, a kernel that writes
+into a parameter buffer (which could alias another argument) or a loop the backend does not
+run natively have no plan.
 """
 
 from __future__ import annotations
@@ -221,12 +228,15 @@ def _result(kind: str, ref: Any, args: Sequence[np.ndarray], outs: list[np.ndarr
     return ref.copy()  # a constant
 
 
-def _layout(g: Any) -> tuple | None:
+def _layout(g: Any, flat_of: Any = None) -> tuple | None:
     """What a plan of launch graph ``g`` binds, from the graph alone: (outputs, results,
-    launches), each launch ``(launch, binds, fixed)`` with ``binds`` (position, parameter
-    or output index) and ``fixed`` (position, slot of a temporary or constant); ``None``
-    when the graph has no plan (see the module docstring)."""
-    if g.loops or g.checks or g.zero_results:
+    steps), in run order, each step ``(launch or loop node, binds, fixed)`` with ``binds``
+    (position, parameter or output index) and ``fixed``: for a launch (position, slot of a
+    temporary or constant), for a loop node (table entry, origin kind, slot) of the
+    origins no call binds (see :mod:`accy.runtime.loop_plan`); a loop's positions are the
+    entries of its slot table, ``flat_of(node)`` its :class:`~accy.runtime.loop_plan.FlatLoop`
+    (default: flattened here). ``None`` when the graph has no plan (module docstring)."""
+    if g.checks or g.zero_results:
         return None
     written = g.written_slots
     if any(s in written for s in g.param_slots):
@@ -248,18 +258,71 @@ def _layout(g: Any) -> tuple | None:
             results.append(("param", g.param_slots.index(slot)))
         else:
             results.append(("const", g.constants[slot].reshape(t.shape)))
-    launches = []
-    for ln in g.launches:
-        if ln.groups <= 0:
-            continue
+    steps = []
+    for node in _nodes(g):
         binds, fixed = [], []
-        for position, slot in enumerate(ln.slots):
-            if slot in live:
-                binds.append((position, live[slot]))
-            else:
-                fixed.append((position, slot))
-        launches.append((ln, binds, fixed))
-    return outputs, results, launches
+        if hasattr(node, "kernel"):  # a launch
+            if node.groups <= 0:
+                continue
+            for position, slot in enumerate(node.slots):
+                if slot in live:
+                    binds.append((position, live[slot]))
+                else:
+                    fixed.append((position, slot))
+        else:
+            flat = _flat(g, node) if flat_of is None else flat_of(node)
+            if flat is None:
+                return None
+            for entry, kind, slot in flat.origins:
+                if kind == "buffer" and slot in live:
+                    binds.append((entry, live[slot]))
+                else:
+                    fixed.append((entry, kind, slot))
+        steps.append((node, binds, fixed))
+    return outputs, results, steps
+
+
+def _nodes(g: Any) -> list[Any]:
+    """``g``'s launches and loop nodes in run order (its launches when it has no loops)."""
+    if not g.loops:
+        return list(g.launches)
+    from accy.runtime.graph import graph_nodes
+
+    return graph_nodes(g)
+
+
+def _flat(g: Any, node: Any) -> Any:
+    from accy.runtime.loop_plan import flatten_loop
+
+    return flatten_loop(node, len(g.slot_bytes), node.name)
+
+
+def _bind_loop(exe: Any, node: Any, binds: list[tuple[int, int]], fixed: list[tuple],
+               sizes: list[int], held: list[Any]) -> tuple[Any, Any] | None:
+    """``(table, run)`` of loop ``node``'s native driver bound for a plan (``sizes``: bytes
+    of each parameter and output; the persistent buffers it binds join ``held``), or None:
+    no native driver (the backend has none, or the loop does not fit it), or a launch of
+    the loop writes a buffer bound to a parameter (which may alias another argument)."""
+    driver = exe.native_loop(node)
+    if driver is None or not hasattr(driver, "bind_call"):
+        return None
+    flat, n_params = driver.flat, len(exe.graph.param_slots)
+    given = {entry: source for entry, source in binds}
+    params = {i for i, (entry, _, _) in enumerate(flat.origins)
+              if given.get(entry, n_params) < n_params}
+    if any(int(i) in params and int(j) in params for i, j in flat.pairs):
+        return None
+    resolve = {"buffer": lambda s: exe.buffer(s, {}), "own": exe.own, "spare": exe.spare}
+    where = {entry: (kind, slot) for entry, kind, slot in fixed}
+    buffers = []
+    for entry, _, _ in flat.origins:
+        if entry in given:
+            buffers.append(sizes[given[entry]])
+        else:
+            kind, slot = where[entry]
+            buffers.append(resolve[kind](slot))
+            held.append(buffers[-1])
+    return driver.bind_call(buffers)
 
 
 def compiled_source(g: Any) -> tuple:
@@ -271,8 +334,8 @@ def compiled_source(g: Any) -> tuple:
         return ()
     import marshal
 
-    outputs, results, launches = layout
-    source = call_source(len(g.param_slots), len(outputs), [b for _, b, _ in launches],
+    outputs, results, steps = layout
+    source = call_source(len(g.param_slots), len(outputs), [b for _, b, _ in steps],
                          _plain(results))
     return sys.version, source, marshal.dumps(compile(source, "<accy fast call>", "exec"))
 
@@ -284,14 +347,23 @@ def build_fast_call(exe: Any) -> FastCall | None:
     g, be = exe.graph, exe.backend
     if not exe._host or not hasattr(be, "bind_launch"):
         return None
-    layout = _layout(g)
+    layout = _layout(g, lambda node: getattr(exe.native_loop(node), "flat", None))
     if layout is None:
         return None
     outputs, results, planned = layout
+    sizes = [t.num_elements * np.dtype(t.dtype.numpy).itemsize for t in g.param_types]
+    sizes += [int(np.prod(shape)) * dtype.itemsize for dtype, shape in outputs]
     launches, held = [], []
-    for ln, binds, fixed in planned:
-        pointers, run = be.bind_launch(exe._kernel(ln.kernel),
-                                       Geometry(ln.groups, ln.workgroup_size), list(ln.scalars))
+    for item, binds, fixed in planned:
+        if not hasattr(item, "kernel"):  # a loop node: its native driver, bound
+            got = _bind_loop(exe, item, binds, fixed, sizes, held)
+            if got is None:
+                return None
+            launches.append((*got, binds))
+            continue
+        pointers, run = be.bind_launch(exe._kernel(item.kernel),
+                                       Geometry(item.groups, item.workgroup_size),
+                                       list(item.scalars))
         for position, slot in fixed:  # a temporary or constant: its persistent buffer
             buf = exe.buffer(slot, {})
             pointers[position] = buf.ctypes.data
