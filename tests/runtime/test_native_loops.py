@@ -325,3 +325,31 @@ def test_helpers_submitted_before_the_pool_shut_down_are_waited_for(monkeypatch)
     monkeypatch.setattr(pool, "num_threads", 3)
     monkeypatch.setattr(pool, "_pool", lambda: _ClosingExecutor())
     assert driver._start_helpers() == submitted and len(submitted) == 1
+
+
+def _countdown(x, n):
+    return lax.while_loop(lambda c: c[1] < n[0], lambda c: (c[0] * 0.5 + 1.0, c[1] + 1), (x, 0))
+
+
+def test_loops_take_the_small_call_path_with_their_trip_counts():
+    # the plan binds the driver once; each call writes its arrays' addresses into the
+    # plan's own slot table and runs the loop natively (a while loop: as many trips as the
+    # data says), into fresh results
+    f = accy.jit(_countdown)
+    n = np.array([3], np.int32)
+    f(X, n)
+    exe = f.compile(X, n)
+    (driver,) = _drivers(exe)
+    assert exe._fast
+    runs, seen = driver.runs, []
+    for trips in (0, 2, 7, 2):
+        y, count = exe.call_fast((X, np.array([trips], np.int32)))
+        want = X.copy()
+        for _ in range(trips):
+            want = want * np.float32(0.5) + np.float32(1.0)
+        np.testing.assert_allclose(y, want, rtol=1e-6)
+        assert int(count) == trips
+        seen.append(y)
+    assert driver.runs == runs + 4
+    assert not np.shares_memory(seen[1], seen[3])
+    assert exe.call_fast((X, np.array([2], np.int64))) is None  # not the parameter's dtype

@@ -185,23 +185,8 @@ class NativeLoop:
             LaunchError: from ``run()``, once one of its kernels was destroyed.
             InternalError: from ``run()``, the driver met a bad instruction (a bug).
         """
-        n = len(self.flat.origins)
-        if len(buffers) != n:
-            return None
-        spans = np.zeros((n, 2), dtype=np.int64)
-        table = (ctypes.c_int64 * max(1, self.flat.size))()
-        for i, ((entry, _, _), buf) in enumerate(zip(self.flat.origins, buffers, strict=True)):
-            if isinstance(buf, int):
-                size = buf  # bound per call: an empty span overlaps nothing
-            elif type(buf) is np.ndarray and buf.dtype == _U8:
-                size = buf.nbytes
-                spans[i] = table[entry] = _address(buf)
-                spans[i, 1] += size
-            else:
-                return None
-            if size % int(self.element_bytes[i]):
-                return None
-        if not self.flat.disjoint(spans):
+        table = self._bound_table(buffers)
+        if table is None:
             return None
         team = np.zeros(32, dtype=np.int64)
         kernels, address, execute = self._kernels, ctypes.addressof(table), self._execute
@@ -226,6 +211,27 @@ class NativeLoop:
 
         run.keep = (self, table, team, list(buffers))
         return table, run
+
+    def _bound_table(self, buffers: list[Any]) -> Any:
+        """A slot table with the addresses of :meth:`bind_call`'s buffers bound now, after
+        the checks of a run; None when they refuse."""
+        n = len(self.flat.origins)
+        if len(buffers) != n:
+            return None
+        spans = np.zeros((n, 2), dtype=np.int64)
+        table = (ctypes.c_int64 * max(1, self.flat.size))()
+        for i, ((entry, _, _), buf) in enumerate(zip(self.flat.origins, buffers, strict=True)):
+            if isinstance(buf, int):
+                size = buf  # bound per call: an empty span overlaps nothing
+            elif type(buf) is np.ndarray and buf.dtype == _U8:
+                size = buf.nbytes
+                spans[i] = table[entry] = _address(buf)
+                spans[i, 1] += size
+            else:
+                return None
+            if size % int(self.element_bytes[i]):
+                return None
+        return table if self.flat.disjoint(spans) else None
 
     def _start_team(self, team: np.ndarray) -> Any:
         """Start the helpers of one run; return what waits for them once the team's quit

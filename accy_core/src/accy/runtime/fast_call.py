@@ -260,26 +260,34 @@ def _layout(g: Any, flat_of: Any = None) -> tuple | None:
             results.append(("const", g.constants[slot].reshape(t.shape)))
     steps = []
     for node in _nodes(g):
-        binds, fixed = [], []
-        if hasattr(node, "kernel"):  # a launch
-            if node.groups <= 0:
-                continue
-            for position, slot in enumerate(node.slots):
-                if slot in live:
-                    binds.append((position, live[slot]))
-                else:
-                    fixed.append((position, slot))
-        else:
-            flat = _flat(g, node) if flat_of is None else flat_of(node)
-            if flat is None:
-                return None
-            for entry, kind, slot in flat.origins:
-                if kind == "buffer" and slot in live:
-                    binds.append((entry, live[slot]))
-                else:
-                    fixed.append((entry, kind, slot))
-        steps.append((node, binds, fixed))
+        if hasattr(node, "kernel") and node.groups <= 0:
+            continue  # an empty launch
+        step = _step(g, node, live, flat_of)
+        if step is None:
+            return None
+        steps.append(step)
     return outputs, results, steps
+
+
+def _step(g: Any, node: Any, live: dict[int, int], flat_of: Any) -> tuple | None:
+    """``(node, binds, fixed)`` of one launch or loop node (see :func:`_layout`)."""
+    binds, fixed = [], []
+    if hasattr(node, "kernel"):  # a launch
+        for position, slot in enumerate(node.slots):
+            if slot in live:
+                binds.append((position, live[slot]))
+            else:
+                fixed.append((position, slot))
+        return node, binds, fixed
+    flat = _flat(g, node) if flat_of is None else flat_of(node)
+    if flat is None:
+        return None
+    for entry, kind, slot in flat.origins:
+        if kind == "buffer" and slot in live:
+            binds.append((entry, live[slot]))
+        else:
+            fixed.append((entry, kind, slot))
+    return node, binds, fixed
 
 
 def _nodes(g: Any) -> list[Any]:
