@@ -7,6 +7,10 @@ programs imports no kernel IR.
 ``verify_kernel``, ``interpret`` (numpy), the printer (``kernel_to_text``, ``expr_to_text``)
 and the DSL (``KernelBuilder``, ``E``) are imported
 lazily on first attribute access.
+
+The IR's public names are those of ``accy.kernel.ir.__all__`` (listed there only, so the
+facade cannot drift from the module): ``accy.kernel.X`` for one of them imports the IR and
+returns ``accy.kernel.ir.X``; ``accy.kernel.__all__`` is made on first use.
 """
 
 from __future__ import annotations
@@ -14,95 +18,29 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from accy.kernel.dtypes import (
-    DTYPES,
-    FLOAT_DTYPES,
-    INT_DTYPES,
-    NUMPY_DTYPES,
-    UNSIGNED_DTYPES,
-    dtype_bytes,
-)
+from accy.kernel.dtypes import DTYPES as DTYPES
+from accy.kernel.dtypes import FLOAT_DTYPES as FLOAT_DTYPES
+from accy.kernel.dtypes import INT_DTYPES as INT_DTYPES
+from accy.kernel.dtypes import NUMPY_DTYPES as NUMPY_DTYPES
+from accy.kernel.dtypes import UNSIGNED_DTYPES as UNSIGNED_DTYPES
+from accy.kernel.dtypes import dtype_bytes as dtype_bytes
 
 if TYPE_CHECKING:
-    from accy.kernel.ir import (
-        ACCESS_MODES,
-        ATOMIC_OPS,
-        BINARY_OPS,
-        COMPARE_OPS,
-        THREAD_ID_KINDS,
-        UNARY_OPS,
-        Assign,
-        AtomicRMW,
-        Barrier,
-        Binary,
-        Bitcast,
-        BufferParam,
-        Cast,
-        Const,
-        Expr,
-        Fma,
-        For,
-        If,
-        Kernel,
-        Let,
-        Load,
-        Prefetch,
-        ScalarParam,
-        Select,
-        SharedArray,
-        SharedLoad,
-        SharedStore,
-        Stmt,
-        Store,
-        ThreadId,
-        Unary,
-        Var,
-        binary,
-        cast,
-        const,
-        select,
-        unary,
-    )
+    from accy.kernel.dsl import E as E
+    from accy.kernel.dsl import KernelBuilder as KernelBuilder
+    from accy.kernel.dsl import call as call
+    from accy.kernel.dsl import fma as fma
+    from accy.kernel.dsl import where as where
+    from accy.kernel.interpreter import interpret as interpret
+    from accy.kernel.ir import *  # noqa: F403 - the IR's __all__
+    from accy.kernel.printer import expr_to_text as expr_to_text
+    from accy.kernel.printer import kernel_to_text as kernel_to_text
+    from accy.kernel.verifier import verify_kernel as verify_kernel
 
-_LAZY = {
-    "ACCESS_MODES": "accy.kernel.ir",
-    "ATOMIC_OPS": "accy.kernel.ir",
-    "BINARY_OPS": "accy.kernel.ir",
-    "COMPARE_OPS": "accy.kernel.ir",
-    "THREAD_ID_KINDS": "accy.kernel.ir",
-    "UNARY_OPS": "accy.kernel.ir",
-    "Assign": "accy.kernel.ir",
-    "AtomicRMW": "accy.kernel.ir",
-    "Barrier": "accy.kernel.ir",
-    "Binary": "accy.kernel.ir",
-    "Bitcast": "accy.kernel.ir",
-    "BufferParam": "accy.kernel.ir",
-    "Cast": "accy.kernel.ir",
-    "Const": "accy.kernel.ir",
-    "Expr": "accy.kernel.ir",
-    "Fma": "accy.kernel.ir",
-    "For": "accy.kernel.ir",
-    "If": "accy.kernel.ir",
-    "Kernel": "accy.kernel.ir",
-    "Let": "accy.kernel.ir",
-    "Load": "accy.kernel.ir",
-    "Prefetch": "accy.kernel.ir",
-    "ScalarParam": "accy.kernel.ir",
-    "Select": "accy.kernel.ir",
-    "SharedArray": "accy.kernel.ir",
-    "SharedLoad": "accy.kernel.ir",
-    "SharedStore": "accy.kernel.ir",
-    "Stmt": "accy.kernel.ir",
-    "Store": "accy.kernel.ir",
-    "ThreadId": "accy.kernel.ir",
-    "Unary": "accy.kernel.ir",
-    "Var": "accy.kernel.ir",
-    "binary": "accy.kernel.ir",
-    "cast": "accy.kernel.ir",
-    "const": "accy.kernel.ir",
-    "select": "accy.kernel.ir",
-    "unary": "accy.kernel.ir",
-    "ir": "accy.kernel.ir",
+_DTYPE_NAMES = ("DTYPES", "FLOAT_DTYPES", "INT_DTYPES", "NUMPY_DTYPES", "UNSIGNED_DTYPES",
+                "dtype_bytes")
+#: the lazily imported names that are not the IR's, and their modules
+_ELSEWHERE = {
     "expr_to_text": "accy.kernel.printer",
     "kernel_to_text": "accy.kernel.printer",
     "verify_kernel": "accy.kernel.verifier",
@@ -113,67 +51,28 @@ _LAZY = {
     "fma": "accy.kernel.dsl",
     "where": "accy.kernel.dsl",
 }
+_NOT_FACADE = frozenset({"walk_nodes"})  # in the IR's __all__, reached as accy.kernel.ir.X
+_ir_public: frozenset[str] | None = None
 
-__all__ = [
-    "ACCESS_MODES",
-    "ATOMIC_OPS",
-    "BINARY_OPS",
-    "COMPARE_OPS",
-    "DTYPES",
-    "FLOAT_DTYPES",
-    "INT_DTYPES",
-    "UNSIGNED_DTYPES",
-    "NUMPY_DTYPES",
-    "THREAD_ID_KINDS",
-    "UNARY_OPS",
-    "Assign",
-    "AtomicRMW",
-    "Barrier",
-    "Binary",
-    "Bitcast",
-    "BufferParam",
-    "Cast",
-    "Const",
-    "E",
-    "Expr",
-    "Fma",
-    "For",
-    "If",
-    "Kernel",
-    "KernelBuilder",
-    "Let",
-    "Load",
-    "Prefetch",
-    "ScalarParam",
-    "Select",
-    "SharedArray",
-    "SharedLoad",
-    "SharedStore",
-    "Stmt",
-    "Store",
-    "ThreadId",
-    "Unary",
-    "Var",
-    "binary",
-    "call",
-    "cast",
-    "const",
-    "dtype_bytes",
-    "expr_to_text",
-    "fma",
-    "interpret",
-    "kernel_to_text",
-    "select",
-    "unary",
-    "verify_kernel",
-    "where",
-]
+
+def _ir_names() -> frozenset[str]:
+    """The names of ``accy.kernel.ir.__all__`` that the facade gives (imports the IR)."""
+    global _ir_public
+    if _ir_public is None:
+        from accy.kernel import ir
+
+        _ir_public = frozenset(ir.__all__) - _NOT_FACADE - frozenset(_DTYPE_NAMES)
+    return _ir_public
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'accy.kernel' has no attribute {name!r}")
+    module = _ELSEWHERE.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(module), name)
     if name == "ir":
-        return importlib.import_module(module)
-    return getattr(importlib.import_module(module), name)
+        return importlib.import_module("accy.kernel.ir")
+    if name == "__all__":
+        return sorted({*_DTYPE_NAMES, *_ELSEWHERE, *_ir_names()})
+    if not name.startswith("_") and name in _ir_names():
+        return getattr(importlib.import_module("accy.kernel.ir"), name)
+    raise AttributeError(f"module 'accy.kernel' has no attribute {name!r}")
