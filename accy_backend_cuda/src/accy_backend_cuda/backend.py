@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from accy.backend import Artifact, Capabilities, Geometry, TargetProfile
+from accy.backend.arguments import launch_arguments
 from accy.codegen import compile_llvm, emit_llvm_ir
 from accy.errors import (
     BackendError,
@@ -33,7 +34,7 @@ from accy.errors import (
     OutOfResources,
     UnsupportedError,
 )
-from accy.kernel import Kernel, dtype_bytes
+from accy.kernel import Kernel
 
 from accy_backend_cuda.streams import StreamOrdering
 from accy_backend_cuda.target import LLVM_MAX_PTX_ISA, CudaTarget
@@ -403,34 +404,10 @@ class CudaBackend(StreamOrdering):
 
     def _arguments(self, name: str, meta: dict[str, Any], buffers: Sequence[CudaBuffer],
                    scalars: Sequence[tuple[str, int | float]]) -> list[np.generic]:
-        expected, wanted = meta["buffers"], meta["scalars"]
-        if len(buffers) != len(expected) or len(scalars) != len(wanted):
-            raise LaunchError(
-                f"launch {name!r}: expected {len(expected)} buffers and {len(wanted)} scalars "
-                f"({', '.join(b[0] for b in expected + wanted)}), got {len(buffers)} and "
-                f"{len(scalars)}"
-            )
-        args: list[np.generic] = []
-        for (bname, dtype, _), buf in zip(expected, buffers, strict=True):
-            pointer = self._live(buf, f"launch {name!r}")
-            if buf.nbytes % dtype_bytes(dtype):
-                raise LaunchError(f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
-                                  f"not a whole number of {dtype} elements")
-            args.append(np.uint64(pointer))
-        if meta.get("noalias", True):  # a written buffer must not be bound twice; read-only
-            pointers = [int(a) for a in args]  # ones may (f(x, x)), as on the CPU and OpenCL
-            for (bname, _, access), pointer in zip(expected, pointers, strict=True):
-                if access != "read" and pointers.count(pointer) > 1:
-                    raise LaunchError(
-                        f"launch {name!r}: written buffer {bname!r} is also bound to another "
-                        "parameter; compile with options={'noalias': False} to allow aliasing "
-                        "buffers")
-        for (sname, dtype), (given, value) in zip(wanted, scalars, strict=True):
-            if given != dtype:
-                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, "
-                                  f"got {given}")
-            args.append(_SCALAR_TYPES[dtype](value))
-        return args
+        return launch_arguments(
+            name, meta, buffers, scalars,
+            buffer_arg=lambda buf: np.uint64(self._live(buf, f"launch {name!r}")),
+            scalar_arg=lambda dtype, value: _SCALAR_TYPES[dtype](value), alias_key=int)
 
     # lifetime ------------------------------------------------------------------------------
     def destroy(self, obj: Any) -> None:

@@ -24,10 +24,11 @@ from typing import Any
 import numpy as np
 from accy import config
 from accy.backend import Artifact, Capabilities, Geometry, TargetProfile
+from accy.backend.arguments import launch_arguments
 from accy.codegen import emit_llvm_ir
 from accy.codegen.spirv import emit_spirv
 from accy.errors import BackendUnavailable, CompileError, LaunchError, UnsupportedError
-from accy.kernel import Kernel, dtype_bytes
+from accy.kernel import Kernel
 
 from accy_backend_opencl.bridge import SPIR_BUILD_OPTIONS, find_translator, spir_bitcode
 from accy_backend_opencl.program_cache import ProgramCache, program_key
@@ -292,33 +293,12 @@ class OpenCLBackend(QueueOps):
 
     def _arguments(self, name: str, meta: dict[str, Any], buffers: Sequence[Any],
                    scalars: Sequence[tuple[str, int | float]]) -> list[Any]:
-        expected, wanted = meta["buffers"], meta["scalars"]
-        if len(buffers) != len(expected) or len(scalars) != len(wanted):
-            raise LaunchError(
-                f"launch {name!r}: expected {len(expected)} buffers and {len(wanted)} scalars "
-                f"({', '.join(b[0] for b in expected + wanted)}), got {len(buffers)} and "
-                f"{len(scalars)}")
-        args: list[Any] = []
-        for (bname, dtype, _), buf in zip(expected, buffers, strict=True):
-            mem = self._mem(buf, f"launch {name!r}")
-            if buf.nbytes % dtype_bytes(dtype):
-                raise LaunchError(f"launch {name!r}: buffer {bname!r} of {buf.nbytes} bytes is "
-                                  f"not a whole number of {dtype} elements")
-            args.append(mem)
-        if meta.get("noalias", True):  # a written buffer must not be bound twice; read-only
-            ids = [id(a) for a in args]  # ones may (f(x, x)), as on the CPU backend
-            for (bname, _, access), mem in zip(expected, args, strict=True):
-                if access != "read" and ids.count(id(mem)) > 1:
-                    raise LaunchError(
-                        f"launch {name!r}: written buffer {bname!r} is also bound to another "
-                        "parameter; compile with options={'noalias': False} to allow aliasing "
-                        "buffers")
-        for (sname, dtype), (given, value) in zip(wanted, scalars, strict=True):
-            if given != dtype:
-                raise LaunchError(f"launch {name!r}: scalar {sname!r} must be {dtype}, "
-                                  f"got {given}")
-            args.append(_SCALAR_TYPES[dtype](int(bool(value)) if dtype == "bool" else value))
-        return args
+        return launch_arguments(
+            name, meta, buffers, scalars,
+            buffer_arg=lambda buf: self._mem(buf, f"launch {name!r}"),
+            scalar_arg=lambda dtype, value: _SCALAR_TYPES[dtype](
+                int(bool(value)) if dtype == "bool" else value),
+            alias_key=id)
 
     # lifetime -------------------------------------------------------------------------------
     def destroy(self, obj: Any) -> None:
