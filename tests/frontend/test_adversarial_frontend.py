@@ -149,6 +149,12 @@ def test_int64_with_a_wide_python_constant(fn):
     np.testing.assert_array_equal(accy.jit(fn)(x), fn(x))
 
 
+def test_python_int_beyond_64_bits_is_a_verify_error():
+    """numpy's OverflowError from inside accy's constant conversion escaped."""
+    with pytest.raises(accy.errors.VerifyError, match="does not fit i64"):
+        accy.jit(lambda x: x + 2**70)(np.ones(2, np.int64))
+
+
 def test_namedtuple_and_mixed_key_dict_arguments_keep_their_structure():
     import collections
 

@@ -55,6 +55,8 @@ def did_you_mean(name: str, names: Iterable[str]) -> str:
     best first); names in the same dotted namespace (``arith.ad`` vs ``arith.add``) are
     compared by their last part only, so the shared prefix does not make every op close.
     """
+    if not isinstance(name, str):  # backend=3, op=None: nothing to compare spellings with
+        return ""
     scored = sorted((-_closeness(name, n), n) for n in set(names) if n != name)
     close = [n for score, n in scored[:3] if -score >= 0.7]
     if not close:

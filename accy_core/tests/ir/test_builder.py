@@ -289,6 +289,25 @@ def test_tensor_type_validation() -> None:
     assert str(accy.Builder.tensor(np.float64, [2, 0])) == "f64[2,0]"
 
 
+@pytest.mark.parametrize("shape", [(2.5,), "4", 4, None])
+def test_tensor_shape_that_is_not_ints_is_refused(shape) -> None:
+    """A float extent was cut to an int (2.5 -> 2) and a string read digit by digit; an
+    int raised Python's TypeError."""
+    with pytest.raises(VerifyError, match="must be a tuple of ints"):
+        accy.Builder.tensor("f32", shape)
+
+
+@pytest.mark.parametrize("text", [b"module {}", None])
+def test_parse_module_of_a_non_str_is_an_input_error(text) -> None:
+    with pytest.raises(accy.errors.InputError, match="expects the program text as a str"):
+        accy.parse_module(text)
+
+
+def test_unknown_backend_that_is_not_a_string() -> None:
+    with pytest.raises(accy.errors.BackendUnavailable, match="unknown backend 3"):
+        accy.plugins.open_backend(3)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("name", ["add-mul", "", "a b", "f()"])
 def test_function_name_must_round_trip(name: str) -> None:
     with pytest.raises(VerifyError, match="cannot be printed"):

@@ -94,9 +94,12 @@ def value_of(tr: Trace, x: Any, dtype: DType | None = None) -> Value:
         return x
     dt = dtype or dtype_of(x) or promote([None], [x])
     arr = np.asarray(x)
-    with np.errstate(all="ignore"):
-        conv = arr.astype(dt.numpy)
-    if dt.is_int and arr.dtype.kind in "iub" and not np.array_equal(conv, arr):
+    try:
+        with np.errstate(all="ignore"):
+            conv = arr.astype(dt.numpy)
+    except OverflowError:  # a Python int beyond 64 bits (an object array)
+        conv = None
+    if conv is None or (dt.is_int and arr.dtype.kind in "iub" and not np.array_equal(conv, arr)):
         raise VerifyError(
             f"constant {x!r} at {user_location()} does not fit {dt}; cast the array to a wider "
             "dtype or use a smaller constant"

@@ -105,8 +105,13 @@ class Builder:
 
     @staticmethod
     def tensor(dtype: str | DType, shape: Sequence[int]) -> TensorType:
-        """Return the tensor type ``dtype[shape]`` (``shape`` in elements per axis)."""
-        return TensorType(DType.parse(dtype), tuple(shape))
+        """Return the tensor type ``dtype[shape]`` (``shape``: a sequence of ints, elements per
+        axis).
+
+        Raises:
+            VerifyError: an unknown dtype, or a shape that is not a sequence of ints >= 0.
+        """
+        return TensorType(DType.parse(dtype), shape)
 
     def begin_function(
         self, name: str, params: Sequence[TensorType], results: Sequence[TensorType] | None = None

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import ParseError, VerifyError
+from accy.errors import InputError, ParseError, VerifyError
 from accy.ir.core import Block, Function, Module, Operation, Region, Value
 from accy.ir.dtypes import DType
 from accy.ir.ops.registry import get_op_def
@@ -410,7 +410,12 @@ def parse_module(text: str, verify: bool = True, source: str | None = None) -> M
         ParseError: malformed text (line:column, caret).
         VerifyError: well-formed text describing an invalid module; the message ends with
             the op's position and line (``at @f:#0 (at line 3)``).
+        InputError: ``text`` is not a str (bytes, a path, None).
     """
+    if not isinstance(text, str):
+        hint = " (decode it: data.decode())" if isinstance(text, (bytes, bytearray)) else ""
+        raise InputError(f"parse_module expects the program text as a str, got "
+                         f"{type(text).__name__}{hint}; for a file: Path(p).read_text()")
     module = _Parser(text, source).parse_module()
     if verify:
         module.verify()

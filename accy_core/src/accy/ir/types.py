@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 from accy.errors import VerifyError
@@ -26,7 +27,7 @@ class TensorType:
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", DType.parse(self.dtype))
         try:
-            shape = tuple(int(s) for s in self.shape)
+            shape = tuple(operator.index(s) for s in self.shape)  # 2.5 or "4": refused, not cut
         except (TypeError, ValueError) as e:
             raise VerifyError(f"tensor shape must be a tuple of ints, got {self.shape!r}") from e
         if any(s < 0 for s in shape):
