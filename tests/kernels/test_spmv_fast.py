@@ -16,6 +16,8 @@ from accy_kernels._dispatch import last_choice
 import accy_kernels as ak
 from accy_kernels import spmv_fast
 
+from .test_spmv_csr_rows import _documented_order
+
 MATRICES = Path(__file__).resolve().parents[1] / "data" / "matrices"
 
 
@@ -187,28 +189,6 @@ def test_two_matrices_in_turn_and_the_recent_one_frees_its_arrays():
     x1 = np.ones(1)  # one column: any stride of x is accepted
     one = _matrix(5, 1, 1.0, seed=9)
     np.testing.assert_allclose(ak.spmv(one, x1), one @ x1, rtol=1e-12)
-
-
-def _documented_order(a, x):
-    """spmv_csr_scalar's summation order (module docstring), in Python floats."""
-    from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
-
-    y = np.zeros(a.shape[0], a.dtype)
-    for r in range(a.shape[0]):
-        row = slice(a.indptr[r], a.indptr[r + 1])
-        p = [a.dtype.type(v) * x[c] for v, c in zip(a.data[row], a.indices[row], strict=True)]
-        acc = a.dtype.type(0)
-        if len(p) >= SHORT_ROW:
-            sums = [a.dtype.type(0)] * CHAINS
-            whole = len(p) - len(p) % CHAINS
-            for j in range(whole):
-                sums[j % CHAINS] += p[j]
-            acc = (sums[0] + sums[1]) + (sums[2] + sums[3])
-            p = p[whole:]
-        for v in p:
-            acc += v
-        y[r] = acc
-    return y
 
 
 def test_whole_rows_kernel_sums_in_the_documented_order():

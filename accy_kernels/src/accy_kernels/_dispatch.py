@@ -32,6 +32,10 @@ class _Last(threading.local):
 
 
 _LAST = _Last()
+#: capture_calls blocks open in any thread: while 0, a fast path skips reading
+#: ``_LAST.capture`` (a thread-local attribute, ~0.1 us)
+_OPEN = [0]
+_open_lock = threading.Lock()
 
 
 def last_choice() -> tuple[str, str, str, str] | None:
@@ -56,11 +60,15 @@ def capture_calls() -> Iterator[list[dict[str, Any]]]:
     (:func:`accy_kernels.tuning_problems.problem_from_call`)."""
     calls: list[dict[str, Any]] = []
     outer = getattr(_LAST, "capture", None)
+    with _open_lock:
+        _OPEN[0] += 1
     _LAST.capture = calls
     try:
         yield calls
     finally:
         _LAST.capture = outer
+        with _open_lock:
+            _OPEN[0] -= 1
 
 
 def tuned(family: str, be: Any, kwargs: dict[str, Any],

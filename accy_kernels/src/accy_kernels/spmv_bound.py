@@ -57,9 +57,10 @@ def split_work(n_rows: int, entries: int) -> int:
 
 
 def _address(a: np.ndarray) -> int:
-    from accy.runtime.fast_call import _address as address
+    """The address of ``a``'s data (0 for an empty array: never read)."""
+    from accy.runtime.fast_call import array_address
 
-    return address(a) if a.size else 0
+    return array_address(a) if a.size else 0
 
 
 def _bind(be: Any, loaded: Any, groups: int, wg: int, scalars: list, arrays: list,

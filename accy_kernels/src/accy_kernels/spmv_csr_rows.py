@@ -53,7 +53,7 @@ import numpy as np
 from accy.errors import InputError
 from accy.kernel import E, KernelBuilder, call, where
 
-from accy_kernels.spmv_csr_scalar import CHAINS, SHORT_ROW
+from accy_kernels.spmv_csr_scalar import SHORT_ROW, sum_row
 
 __all__ = ["BLOCK_WORK", "EXACT_SHARE", "MAX_SLOTS", "SAMPLE_ROWS", "block_starts",
            "choose_slots", "csr_rows_kernel", "rows_kernel_for", "rows_scalars",
@@ -247,17 +247,4 @@ def _straight(kb: KernelBuilder, dtype: str, indices, data, x, first: E, n: E, a
 def _looped(kb: KernelBuilder, dtype: str, indices, data, x, first: E, last: E,
             acc: E) -> None:
     """``acc`` (+0.0) += the row ``[first, last)`` in the order of ``spmv_csr_scalar``."""
-    with kb.if_(last - first < SHORT_ROW):
-        with kb.for_("j", first, last) as j:
-            kb.assign(acc, acc + data[j] * x[indices[j]])
-    with kb.else_():
-        lo, hi = kb.let("lo", first.cast("i64")), kb.let("hi", last.cast("i64"))
-        mid = kb.let("mid", lo + ((hi - lo) & -CHAINS))
-        sums = [kb.let(f"s{k}", kb.const(0, dtype)) for k in range(CHAINS)]
-        with kb.for_("q", lo, mid, CHAINS) as q:
-            for k, part in enumerate(sums):
-                jk = q + k if k else q
-                kb.assign(part, part + data[jk] * x[indices[jk]])
-        kb.assign(acc, (sums[0] + sums[1]) + (sums[2] + sums[3]))
-        with kb.for_("t", mid, hi) as t:
-            kb.assign(acc, acc + data[t] * x[indices[t]])
+    sum_row(kb, dtype, indices, data, x, first, last, acc)

@@ -29,7 +29,7 @@ from accy.kernel import KernelBuilder, where
 from accy_kernels._common import MAX_ELEMS, groups_for, launch_windows, window
 from accy_kernels.sparse_api import csr_arrays, longest_row
 
-__all__ = ["CHAINS", "SHORT_ROW", "csr_scalar_kernel", "run"]
+__all__ = ["CHAINS", "SHORT_ROW", "csr_scalar_kernel", "run", "sum_row"]
 
 
 @functools.cache
@@ -76,23 +76,30 @@ def _whole_rows_kernel(dtype: str, workgroup_size: int):
     with kb.if_(r < n_rows):
         first, last = kb.let("first", indptr[r]), kb.let("last", indptr[r + 1])
         acc = kb.let("acc", kb.const(0, dtype))
-        with kb.if_(last - first < SHORT_ROW):  # short rows: one chain, in order
-            with kb.for_("j", first, last) as j:
-                kb.assign(acc, acc + data[j] * x[indices[j]])
-        with kb.else_():
-            # i64 positions: j + k folds into the addressing (i32 ones were re-extended)
-            lo, hi = kb.let("lo", first.cast("i64")), kb.let("hi", last.cast("i64"))
-            mid = kb.let("mid", lo + ((hi - lo) & -CHAINS))
-            sums = [kb.let(f"s{k}", kb.const(0, dtype)) for k in range(CHAINS)]
-            with kb.for_("q", lo, mid, CHAINS) as q:
-                for k, part in enumerate(sums):
-                    jk = q + k if k else q
-                    kb.assign(part, part + data[jk] * x[indices[jk]])
-            kb.assign(acc, (sums[0] + sums[1]) + (sums[2] + sums[3]))
-            with kb.for_("t", mid, hi) as t:
-                kb.assign(acc, acc + data[t] * x[indices[t]])
+        sum_row(kb, dtype, indices, data, x, first, last, acc)
         kb.store(y, r, acc)
     return kb.build()
+
+
+def sum_row(kb: KernelBuilder, dtype: str, indices, data, x, first, last, acc) -> None:
+    """Emit ``acc`` (+0.0) += the row ``[first, last)`` in the order of the module
+    docstring (short rows one chain; longer ones ``CHAINS`` chains, then the tail); also
+    the rows kernel's (:mod:`accy_kernels.spmv_csr_rows`) looped rows."""
+    with kb.if_(last - first < SHORT_ROW):  # short rows: one chain, in order
+        with kb.for_("j", first, last) as j:
+            kb.assign(acc, acc + data[j] * x[indices[j]])
+    with kb.else_():
+        # i64 positions: j + k folds into the addressing (i32 ones were re-extended)
+        lo, hi = kb.let("lo", first.cast("i64")), kb.let("hi", last.cast("i64"))
+        mid = kb.let("mid", lo + ((hi - lo) & -CHAINS))
+        sums = [kb.let(f"s{k}", kb.const(0, dtype)) for k in range(CHAINS)]
+        with kb.for_("q", lo, mid, CHAINS) as q:
+            for k, part in enumerate(sums):
+                jk = q + k if k else q
+                kb.assign(part, part + data[jk] * x[indices[jk]])
+        kb.assign(acc, (sums[0] + sums[1]) + (sums[2] + sums[3]))
+        with kb.for_("t", mid, hi) as t:
+            kb.assign(acc, acc + data[t] * x[indices[t]])
 
 
 def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:

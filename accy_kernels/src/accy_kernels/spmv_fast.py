@@ -56,7 +56,7 @@ import numpy as np
 from accy.families.runner import _CAPTURE
 
 from accy_kernels import spmv_bound
-from accy_kernels._dispatch import _LAST
+from accy_kernels._dispatch import _LAST, _OPEN
 from accy_kernels._weak_drops import WeakDrops
 from accy_kernels.spmv_bound import RELEASE_ENTRIES, native_cpu, split_work
 
@@ -72,15 +72,12 @@ _empty = np.empty
 _ndarray = np.ndarray
 
 
-class _Recent(threading.local):
-    """A weak reference to this thread's latest prepared entry: a solver's repeated calls
-    with one matrix find it without building the cache key (still checked against the
-    matrix every call); weak, so that it never keeps a dropped matrix's arrays alive."""
-
-    ref: Any = None
-
-
-_recent = _Recent()
+#: a weak reference to the latest prepared entry used (any thread): a solver's repeated
+#: calls with one matrix find it without building the cache key (still checked against the
+#: matrix every call; threads alternating matrices only miss it and look the key up); weak,
+#: so that it never keeps a dropped matrix's arrays alive. (A module global: a
+#: ``threading.local`` attribute cost ~0.1 us a call.)
+_recent: Any = None
 _drops = WeakDrops(_lock, _entries, lambda e: e.ref)
 
 
@@ -101,9 +98,17 @@ def _tuning_token() -> tuple:
     now = _clock()
     if now - _token[0] < TOKEN_SECONDS:
         return _token[1]
-    _token[1] = token = _read_token()
+    _refresh(now)
+    return _token[1]
+
+
+def _refresh(now: float) -> None:
+    """Read the tuning-cache token again; an unchanged one keeps its identity (the fast
+    path compares tokens with ``is`` first)."""
+    token = _read_token()
+    if token != _token[1]:
+        _token[1] = token
     _token[0] = now
-    return token
 
 
 def _read_token() -> tuple:
@@ -130,7 +135,7 @@ class _Prepared:
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
                  key: tuple) -> None:
         from accy.families.runner import _load
-        from accy.runtime.fast_call import _address
+        from accy.runtime.fast_call import array_address
 
         from accy_kernels.spmv_csr_check import check_host
         from accy_kernels.spmv_csr_rows import block_starts, rows_kernel_for, rows_scalars
@@ -158,7 +163,7 @@ class _Prepared:
         self.starts = starts = block_starts(A.indptr)
         starts.flags.writeable = False
         blocks = starts.size - 1
-        arrays = [_address(a) if a.size else 0
+        arrays = [array_address(a) if a.size else 0
                   for a in (starts, A.indptr, A.indices, A.data)]
         scalars = rows_scalars(n_rows, n_cols, size)
         self.call = self.launch = self.pointers = self.err = self.split = None
@@ -176,7 +181,7 @@ class _Prepared:
                 rows, _geometry(blocks, 1), scalars, work=work)
             self.pointers[0] = ctypes.addressof(self.err)
             self.pointers[2:6] = arrays
-            self.split = _split(self, _address)
+            self.split = _split(self, array_address)
         self.ref = weakref.ref(A, _drops.callback(key))
 
     def bad_structure(self) -> None:
@@ -230,8 +235,8 @@ def _prepare(A: Any, x: np.ndarray, backend: Any, free: bool, key: tuple) -> _Pr
     be = backend_object(backend)
     if not _preparable(A, be):
         return None
-    token = _token[1] = _read_token()
-    _token[0] = _clock()
+    _refresh(_clock())
+    token = _token[1]
     kwargs = {"A": A, "x": x, "dtype": _FLOATS[A.data.dtype], "options": {}}
     var, lookup = tuned("spmv", be, kwargs, None if free else ("csr_scalar", "csr_vector"))
     if var is not None and var.name != "csr_scalar":
@@ -254,22 +259,27 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
         InputError: ``A``'s row pointers or column indices are out of range (the position
             named).
     """
-    if type(x) is not _ndarray or _LAST.capture is not None or _CAPTURE.get() is not None:
+    if type(x) is not _ndarray or _CAPTURE.get() is not None \
+            or _OPEN[0] and _LAST.capture is not None:
         return None
-    r = _recent.ref
+    r = _recent
     e = r() if r is not None else None
-    if e is None or e.ref() is not A or e.backend != backend or e.free != free:
+    if e is None or e.ref() is not A or e.backend is not backend and e.backend != backend \
+            or e.free is not free:
         e = _entry(A, x, backend, free)
         if e is None:
             return None
-    if (A.indptr is not e.indptr or A.indices is not e.indices or A.data is not e.data
-            or A.shape != e.shape or x.dtype is not e.dtype and x.dtype != e.dtype
-            or x.shape != e.x_shape or e.x_strides is not None and x.strides != e.x_strides):
-        if e.ref() is A and (A.indptr is not e.indptr or A.indices is not e.indices
-                             or A.data is not e.data or A.shape != e.shape):
-            _forget(e)  # replaced arrays: prepare again next time
+    if A.indptr is not e.indptr or A.indices is not e.indices or A.data is not e.data \
+            or A.shape != e.shape:
+        _forget(e)  # replaced arrays or a new shape: prepare again next time
         return None
-    if _tuning_token() != e.token:
+    if x.dtype is not e.dtype and x.dtype != e.dtype or x.shape != e.x_shape \
+            or e.x_strides is not None and x.strides != e.x_strides:
+        return None
+    token = _token
+    if _clock() - token[0] >= TOKEN_SECONDS:
+        _refresh(_clock())
+    if token[1] is not e.token and token[1] != e.token:
         _forget(e)
         return None
     y = _empty(e.n_rows, e.dtype)
@@ -305,7 +315,8 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
             _entries.move_to_end(key)
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
-    _recent.ref = weakref.ref(e)
+    global _recent
+    _recent = weakref.ref(e)
     return e
 
 
@@ -333,7 +344,8 @@ def _split(e: _Prepared, address: Any) -> Any:
 
 def _forget(e: _Prepared) -> None:
     """Drop prepared entry ``e`` (its matrix changed, or the tuning cache did)."""
-    _recent.ref = None
+    global _recent
+    _recent = None
     with _lock:
         for key, value in list(_entries.items()):
             if value is e:
@@ -342,7 +354,8 @@ def _forget(e: _Prepared) -> None:
 
 def clear_prepared() -> None:
     """Drop every prepared matrix."""
-    _recent.ref = None
+    global _recent
+    _recent = None
     with _lock:
         _drops.purge()
         _entries.clear()
