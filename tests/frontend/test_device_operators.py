@@ -72,6 +72,27 @@ def test_reduction_methods_take_numpy_options():
     _check(d.sum(axis=1), h.sum(axis=1))
 
 
+def test_numpy_reduction_functions_take_a_device_array():
+    """np.sum(d) calls d.sum(axis=, dtype=None, out=None): a TypeError about 'out'."""
+    h = np.arange(6, dtype=np.float32).reshape(2, 3)
+    d = accy.asarray(h, backend="cpu")
+    _check(np.sum(d, axis=0), h.sum(axis=0))
+    _check(np.mean(d), np.mean(h))
+    _check(np.max(d, axis=1, keepdims=True), h.max(axis=1, keepdims=True))
+    _check(np.var(d, ddof=1), np.var(h, ddof=1))
+    with pytest.raises(UnsupportedError, match="immutable"):
+        np.sum(d, out=np.zeros((), np.float32))
+
+
+def test_empty_device_arrays(backend):
+    """An empty array's device buffer was 1 byte: OpenCL refused a launch on it ('not a
+    whole number of f32 elements')."""
+    h = np.zeros((0, 3), np.float32)
+    d = accy.asarray(h, backend=backend)
+    _check(d.sum(axis=0), h.sum(axis=0))
+    _check(d + 1, h + 1)
+
+
 def test_indexing(backend):
     h = np.arange(12, dtype=np.float32).reshape(3, 4)
     d = accy.asarray(h, backend=backend)

@@ -182,7 +182,9 @@ def asarray(x: Any, backend: str = "cpu", dtype: Any = None, copy: bool | None =
         if buf is not None:
             return DeviceArray(be, buf, type, backend, owner=arr)
     arr = np.ascontiguousarray(arr)
-    buf = be.allocate(max(arr.nbytes, 1))
+    from accy.runtime.resources import MIN_BUFFER_BYTES  # an empty array: whole elements
+
+    buf = be.allocate(max(arr.nbytes, MIN_BUFFER_BYTES))
     if arr.nbytes:
         be.write(buf, _bytes(arr))
     return DeviceArray(be, buf, type, backend)

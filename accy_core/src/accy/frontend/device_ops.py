@@ -113,7 +113,14 @@ def _anp(name: str) -> Callable[..., Any]:
 def _reduction(name: str):
     def method(self: DeviceArray, axis: Any = None, keepdims: bool = False, **options: Any
                ) -> Any:
-        # options: numpy's ddof (var/std) and dtype (sum/mean), static like axis
+        # options: numpy's ddof (var/std) and dtype (sum/mean), static like axis.
+        # np.sum(d) / np.mean(d) / np.max(d) call this method with out=None (and dtype=None)
+        if options.pop("out", None) is not None:
+            raise UnsupportedError(f"{name}(out=...) of a device array: device arrays are "
+                                   "immutable; use the returned array",
+                                   feature="out=", alternative=f"r = d.{name}(...)")
+        if options.get("dtype", 0) is None:
+            del options["dtype"]
         axis = tuple(axis) if isinstance(axis, list) else axis
         fn = _jitted(name, self.backend_name,
                      lambda a, ax, kd, op: _anp(name)(a, axis=ax, keepdims=kd, **dict(op)),

@@ -46,6 +46,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
         InputError: wrong count, type, backend or a deleted input.
         BackendError: the backend failed a launch.
     """
+    from accy.runtime.resources import MIN_BUFFER_BYTES
     from accy.runtime.sequence import run_sequence
 
     _check(exe, inputs)
@@ -56,7 +57,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
         made: dict[int, DeviceArray] = {}
         for slot, t in zip(g.result_slots, g.result_types, strict=True):
             if slot in written and slot not in made and slot not in buffers:
-                buf = be.allocate(max(t.nbytes, 1))
+                buf = be.allocate(max(t.nbytes, MIN_BUFFER_BYTES))
                 made[slot] = DeviceArray(be, buf, t, backend_name, host_memory=exe._host)
                 buffers[slot] = buf
         run_sequence(exe, g, buffers)

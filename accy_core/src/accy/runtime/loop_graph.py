@@ -30,6 +30,7 @@ import numpy as np
 
 from accy.errors import UnsupportedError
 from accy.records import record
+from accy.runtime.resources import MIN_BUFFER_BYTES
 
 __all__ = ["LoopNode", "Program", "absorb_loop", "copy_launch"]
 
@@ -131,7 +132,7 @@ def absorb(g: Any, sub: Any, what: str) -> tuple[Program, int]:
 
 
 def _const_slot(g: Any, value: np.ndarray) -> int:
-    g.slot_bytes.append(max(value.nbytes, 1))
+    g.slot_bytes.append(max(value.nbytes, MIN_BUFFER_BYTES))
     g.constants[len(g.slot_bytes) - 1] = value
     return len(g.slot_bytes) - 1
 
