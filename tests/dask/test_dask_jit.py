@@ -53,6 +53,15 @@ def test_global_and_axis_reductions_are_tree_reductions(chunks):
     assert got[2].dtype == np.float32
 
 
+def test_column_slice_and_row_argmax_leave_the_chunked_rows_alone():
+    """x[:, 1:3] kept its full-array row limit in each block program (a VerifyError
+    'limit <= 250, got limit 1001'); argmax(axis=1) traced a full-shape iota, refused as
+    'an array of full extent 1001 along a chunked axis'."""
+    got = accy.dask.jit(lambda x: (x[:, 1:3] * 2, anp.argmax(x, axis=1)))(_dx())
+    np.testing.assert_array_equal(got[0].compute(), X[:, 1:3] * 2)
+    np.testing.assert_array_equal(got[1].compute(), X.argmax(1))
+
+
 def test_integer_sum_is_exact():
     xi = RNG.integers(-1000, 1000, size=(999, 7)).astype(np.int32)
     got = accy.dask.jit(lambda x: anp.sum(x, axis=0))(da.from_array(xi, chunks=(100, 7)))

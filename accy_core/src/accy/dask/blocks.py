@@ -69,6 +69,11 @@ def _build(fn: Function, sl: Slice, lab: Labels, sizes: dict[int, int]) -> Modul
         attrs = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in op.attrs.items()}
         if op.name in _SHAPE_ATTR_OPS:
             attrs["shape"] = list(types[0].shape)
+        elif op.name == "tensor.slice":  # an axis kept whole keeps the block's whole extent
+            src = mapping[op.operands[0]].type.shape
+            attrs["limit"] = [n if lo == 0 and hi == full else hi for lo, hi, full, n in
+                              zip(op.attrs["start"], op.attrs["limit"],
+                                  op.operands[0].type.shape, src, strict=True)]
         new = Operation(op.name, [mapping[v] for v in op.operands], types, attrs, [],
                         op.location)
         nf.body.append(new)

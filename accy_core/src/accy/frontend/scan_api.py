@@ -116,7 +116,10 @@ def _arg(a: Any, axis: Any, keepdims: bool, largest: bool) -> Any:
         nan = not_equal(a, a)
         any_nan = max(astype(nan, np.int32), axis=ax, keepdims=True) > 0
         hit = where(any_nan, nan, hit)
-    pos = wrap(tr, tr.fb.iota(TensorType(DType.I32, a.shape), dim=ax))
+    # positions along ax only, broadcast by where(): no full-shape iota, which accy.dask
+    # could not split along the other (chunked) axes
+    pos_shape = tuple(n if i == ax else 1 for i, n in enumerate(a.shape))
+    pos = wrap(tr, tr.fb.iota(TensorType(DType.I32, pos_shape), dim=ax))
     return min(where(hit, pos, a.shape[ax]), axis=ax, keepdims=keepdims)
 
 
