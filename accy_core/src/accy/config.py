@@ -65,6 +65,7 @@ __all__ = [
     "opencl_program_cache_dir",
     "pipeline_cache_dir",
     "plugin_autoload_disabled",
+    "trace_op_limit",
     "tuning_cache_path",
     "tuning_cache_path_str",
     "vulkan_device",
@@ -105,6 +106,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("ACCY_CODEGEN_IN_PROCESS", "bool", "false", "run LLVM in-process, no worker"),
     Variable("ACCY_CODEGEN_WORKERS", "int", "min(os.cpu_count(), 4)",
              "codegen worker processes for parallel compilation"),
+    Variable("ACCY_TRACE_OP_LIMIT", "int", "100000",
+             "ops one accy.jit trace may record before it is refused (0 = no limit)"),
     Variable("ACCY_TUNING_CACHE", "path", "<cache dir>/tuning/tuning.json", "tuning cache file"),
 )
 
@@ -354,3 +357,17 @@ def codegen_workers() -> int:
     """
     value = _int("ACCY_CODEGEN_WORKERS", 1)
     return value if value is not None else min(os.cpu_count() or 1, 4)
+
+
+def trace_op_limit() -> int | None:
+    """Return ``ACCY_TRACE_OP_LIMIT``: how many tensor-IR ops one ``accy.jit`` trace may
+    record before it is refused with an ``UnsupportedError`` (default 100,000; 0 = no limit,
+    returned as None). Python loops run at trace time, so each iteration adds its ops.
+
+    Raises:
+        InputError: the value is not an integer >= 0.
+    """
+    value = _int("ACCY_TRACE_OP_LIMIT", 0)
+    if value is None:
+        return 100_000
+    return value or None

@@ -172,6 +172,7 @@ class Jitted:
             _warn_host_random(self.fn, self.name)
         b = Builder()
         fb = b.begin_function(self.name, params=types)
+        fb.watch = _trace_budget(self.name)
         trace = Trace(fb, self.name)
         tracers = [Tracer(fb.param(i), trace) for i in range(len(types))]
         with tracing(trace):
@@ -446,6 +447,14 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
     if fn is None:
         return functools.partial(jit, backend=backend, static_argnums=nums)
     return Jitted(fn, backend=backend, static_argnums=nums)
+
+
+def _trace_budget(name: str) -> Any:
+    """The op-count watch of a new trace of ``name`` (:mod:`accy.frontend.trace_budget`)."""
+    from accy import config
+    from accy.frontend.trace_budget import TraceBudget
+
+    return TraceBudget(name, config.trace_op_limit())
 
 
 def _warn_host_random(fn: Any, name: str) -> None:

@@ -20,7 +20,7 @@ operand's dtype. There is no implicit dtype promotion: cast first.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -155,7 +155,15 @@ class Builder:
 
 
 class FunctionBuilder:
-    """Append ops to one function. Obtain with :meth:`Builder.begin_function`."""
+    """Append ops to one function. Obtain with :meth:`Builder.begin_function`.
+
+    Attributes:
+        watch: called with the number of ops emitted so far after every ``watch_every``-th
+            op (None: nobody watches); the frontend's trace budget
+            (:mod:`accy.frontend.trace_budget`) warns or raises from it.
+    """
+
+    watch_every = 1024
 
     def __init__(
         self, owner: Builder, name: str, params: list[TensorType], results: list[TensorType] | None
@@ -164,6 +172,8 @@ class FunctionBuilder:
         self._declared = results
         self.function = Function(name, params, results or [])
         self._done = False
+        self._emitted = 0
+        self.watch: Callable[[int], None] | None = None
 
     # ---------------------------------------------------------------- basics
     def param(self, i: int) -> Value:
@@ -193,6 +203,9 @@ class FunctionBuilder:
             raise VerifyError(f"{e.message}{where}", op=name, position=loc) from None
         op = Operation(name, operands, types, attrs, location=loc)
         self.function.body.append(op)
+        self._emitted += 1
+        if self.watch is not None and not self._emitted % self.watch_every:
+            self.watch(self._emitted)
         return op.results
 
     def _one(self, name: str, operands: Sequence[Value], **attrs: Any) -> Value:
