@@ -86,6 +86,13 @@ def test_reader_names_the_bad_line(tmp_path):
         read_records(path)
 
 
+def test_reader_of_a_missing_file_or_a_directory_is_an_input_error(tmp_path):
+    """`accy profile report nope.jsonl` printed a FileNotFoundError traceback."""
+    for path in (tmp_path / "nope.jsonl", tmp_path):
+        with pytest.raises(InputError, match="cannot read profile"):
+            read_records(path)
+
+
 def test_report_writes_both_plots_for_scaling_runs(tmp_path):
     from accy.profiling.report import render_table, write_plots
 

@@ -62,9 +62,16 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSON-lines profile.
 
     Raises:
-        InputError: a line is not a JSON object of this protocol (line number given).
+        InputError: the file cannot be read (missing, a directory, not UTF-8), or a line is
+            not a JSON object of this protocol (line number given).
     """
-    return list(_parse(Path(path).read_text().splitlines(), str(path)))
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise InputError(f"cannot read profile {str(path)!r}: {why}; pass a JSON-lines file "
+                         "written by 'accy profile'") from e
+    return list(_parse(text.splitlines(), str(path)))
 
 
 def _parse(lines: Iterable[str], name: str) -> Iterator[dict[str, Any]]:
