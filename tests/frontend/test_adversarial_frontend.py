@@ -45,6 +45,15 @@ def test_sort_bad_axis(axis):
         accy.jit(lambda a: anp.sort(a, axis=axis), backend="cpu")(X)
 
 
+def test_sort_of_bool_is_numpy_order():
+    """np.sort of a bool array reached tensor.sort, which takes no bool (a VerifyError)."""
+    a = np.array([[True, False, True], [False, False, True]])
+    got = accy.jit(lambda x: (np.sort(x), np.argsort(x, axis=0)))(a)
+    assert got[0].dtype == np.bool_
+    np.testing.assert_array_equal(got[0], np.sort(a))
+    np.testing.assert_array_equal(got[1], np.argsort(a, axis=0, kind="stable"))
+
+
 def test_float_scalar_index_is_refused():
     """x[1.0] was int()-ed to x[1]; numpy raises IndexError."""
     with pytest.raises(UnsupportedError):

@@ -1,7 +1,7 @@
 """``anp.sort`` and ``anp.argsort``: the ``sort`` kernel family through its IR ops.
 
-Shapes: ``x`` (..., n) of f32 | f64 | i8 ... i64 | u8 ... u32 (8/16-bit integers are sorted
-as i32 and cast back; uint64 is refused), sorted along ``axis`` (default -1,
+Shapes: ``x`` (..., n) of f32 | f64 | i8 ... i64 | u8 ... u32 | bool (8/16-bit integers and
+bool are sorted as i32 and cast back; uint64 is refused), sorted along ``axis`` (default -1,
 the last); ``argsort`` returns i32 indices of the same shape. Ordering is ascending and
 stable (equal keys keep their order), like ``numpy.sort(kind="stable")``.
 """
@@ -28,7 +28,8 @@ def _order(kind: str, np_fn: Any, a: Any, axis: int | None) -> Any:
         return np_fn(a, axis=axis, kind="stable")
     op = _needs_op(tr, kind)
     v = value_of(tr, a)
-    narrow = v.type.dtype if v.type.dtype.is_int and v.type.dtype.bits < 32 else None
+    dt = v.type.dtype
+    narrow = dt if dt == DType.BOOL or (dt.is_int and dt.bits < 32) else None
     if v.type.dtype == DType.U64:
         raise UnsupportedError(f"anp.{kind} of uint64 at {user_location()} is not supported; "
                                "cast to int64 first (exact below 2**63)",
