@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from accy.families import host_like
+from accy.families import host_like, split_items
 from accy.kernel import KernelBuilder
 
 from accy_kernels._common import ceil_div
@@ -55,13 +55,13 @@ def host_parts(backend) -> int:
 
 def spread(backend, tiles: int, workgroup_size: int, work: int | None = None) -> int:
     """Stride between the work-groups that compute tiles: on host-memory backends a launch
-    of enough work-items for the thread pool to give every thread a part (its
-    ``min_items_per_thread`` times :func:`host_threads`, 16384 per thread where the pool does
-    not say; idle groups return at once, as :func:`accy.families.tile_geometry` does for
-    work-items); 1 elsewhere and on one thread. Each idle group still costs its guard (an
-    integer division): the former fixed 65536 work-items gave a 256^2 f32 product 12 groups
-    per tile on 2 threads, 6 now. ``work`` under :data:`MIN_PARALLEL_WORK`: 1 (the launch
-    runs on the calling thread unless it is big in work-items anyway)."""
+    of enough work-items for the thread pool to give every thread a part
+    (:func:`accy.families.split_items` times :func:`host_threads`; idle groups return at
+    once, as :func:`accy.families.tile_geometry` does for work-items); 1 elsewhere and on
+    one thread. Each idle group still costs its guard (an integer division): the former
+    fixed 65536 work-items gave a 256^2 f32 product 12 groups per tile on 2 threads, 6 now.
+    ``work`` under :data:`MIN_PARALLEL_WORK`: 1 (the launch runs on the calling thread
+    unless it is big in work-items anyway)."""
     if not host_like(backend) or tiles <= 0:
         return 1
     if work is not None and work < MIN_PARALLEL_WORK:
@@ -69,9 +69,7 @@ def spread(backend, tiles: int, workgroup_size: int, work: int | None = None) ->
     threads = host_threads(backend)
     if threads <= 1:
         return 1
-    per = getattr(getattr(backend, "pool", None), "min_items_per_thread", 16384)
-    per = per if isinstance(per, int) and per > 0 else 16384
-    return max(1, ceil_div(threads * per, tiles * workgroup_size))
+    return max(1, ceil_div(threads * split_items(backend), tiles * workgroup_size))
 
 
 def active(kb: KernelBuilder, cond, guard: bool):

@@ -56,7 +56,15 @@ import os
 
 import numpy as np
 from accy.errors import CapabilityError
-from accy.families import Candidate, Plan, backend_object, host_like, loop_budget, tile_geometry
+from accy.families import (
+    Candidate,
+    Plan,
+    backend_object,
+    host_like,
+    loop_budget,
+    split_items,
+    tile_geometry,
+)
 from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div, fill_kernel, groups_for
@@ -68,8 +76,6 @@ __all__ = ["HOST_BLOCK", "HOST_LANES", "MAX_SCRATCH_ELEMS", "backend_threads", "
 
 #: the largest scratch (tiles x output elements) the variant allocates by default
 MAX_SCRATCH_ELEMS = 1 << 24
-#: lanes per CPU pool thread before a launch is split (accy_backend_cpu WorkgroupPool)
-_POOL_SPLIT = 16384
 TILE_WG = 64
 
 
@@ -348,10 +354,11 @@ def reduce_kernel(dtype: str, has_dst: bool, workgroup_size: int, lanes: int = 1
 
 def tile_launch(backend, tiles: int) -> tuple[int, int]:
     """``(groups, stride)`` of the histogram launch: on a host backend, enough idle lanes that
-    the pool (split at ``_POOL_SPLIT`` lanes per thread) gives every thread its tiles."""
+    the pool (split at :func:`accy.families.split_items` lanes per thread) gives every
+    thread its tiles."""
     groups, stride = tile_geometry(backend, tiles, TILE_WG)
     if host_like(backend):
-        stride = max(stride, ceil_div(_POOL_SPLIT * backend_threads(backend), tiles))
+        stride = max(stride, ceil_div(split_items(backend) * backend_threads(backend), tiles))
         groups = ceil_div(tiles * stride, TILE_WG)
     return groups, stride
 

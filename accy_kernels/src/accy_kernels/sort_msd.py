@@ -40,7 +40,7 @@ import functools
 import os
 
 import numpy as np
-from accy.families import Candidate, Plan, host_like, loop_budget, tile_geometry
+from accy.families import Candidate, Plan, host_like, loop_budget, split_items, tile_geometry
 from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div
@@ -214,7 +214,8 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
                     groups, [msd_keys, counts, src, offsets], scalars)
         bucket_slots = [msd_keys, tmp]
     threads = os.cpu_count() or 1
-    lanes = ceil_div(16384 * threads, ITEMS)  # every pool thread gets its work-items
+    # every pool thread gets its work-items (the pool splits at split_items per thread)
+    lanes = ceil_div(split_items(backend) * threads, ITEMS)
     plan.launch(bucket_kernel(dtype, descending, argsort), ceil_div(ITEMS * lanes, WORKGROUP),
                 bucket_slots + [counts, offsets],
                 [("i32", n), ("i32", tiles), ("i32", lanes), ("i32", ITEMS)])

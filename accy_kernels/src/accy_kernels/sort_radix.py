@@ -43,7 +43,15 @@ import os
 import threading
 
 import numpy as np
-from accy.families import Candidate, Plan, clamp_tile, host_like, loop_budget, tile_geometry
+from accy.families import (
+    Candidate,
+    Plan,
+    clamp_tile,
+    host_like,
+    loop_budget,
+    split_items,
+    tile_geometry,
+)
 from accy.kernel import E, KernelBuilder, where
 
 from accy_kernels._common import MAX_ELEMS, ceil_div
@@ -313,8 +321,8 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
     if fuse:
         # few heavy work-items: enough idle lanes that the CPU pool (which splits a launch at
-        # 16384 work-items per thread) gives every thread a tile
-        stride = max(stride, ceil_div(16384 * (os.cpu_count() or 1), tiles))
+        # split_items work-items per thread) gives every thread a tile
+        stride = max(stride, ceil_div(split_items(backend) * (os.cpu_count() or 1), tiles))
         groups = ceil_div(tiles * stride, WORKGROUP)
     plan = Plan(f"{mode}.radix")
     vst = "i32" if mode == "argsort" else _value_storage(values)

@@ -30,7 +30,14 @@ from accy.families.registry import (
     reset,
     variant_runs_on,
 )
-from accy.families.runner import Plan, Slot, backend_object, host_like, tile_geometry
+from accy.families.runner import (
+    Plan,
+    Slot,
+    backend_object,
+    host_like,
+    split_items,
+    tile_geometry,
+)
 from accy.families.validate import (
     IndexOutOfRangeError,
     as_array,
@@ -68,6 +75,7 @@ __all__ = [
     "registry_problems",
     "reset",
     "resolve",
+    "split_items",
     "tile_geometry",
     "variant_runs_on",
 ]

@@ -27,8 +27,8 @@ import numpy as np
 
 from accy.records import record
 
-__all__ = ["MAX_WORK_ITEMS", "CapturedRun", "Plan", "Slot", "backend_object", "capture_plans",
-           "check_launch", "host_like", "tile_geometry"]
+__all__ = ["MAX_WORK_ITEMS", "SPLIT_ITEMS", "CapturedRun", "Plan", "Slot", "backend_object",
+           "capture_plans", "check_launch", "host_like", "split_items", "tile_geometry"]
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
           "u32": np.uint32, "bool": np.bool_}
@@ -90,6 +90,23 @@ def backend_object(backend: str | Any) -> Any:
 def host_like(backend: Any) -> bool:
     """Return True when the backend runs on host memory (CPU-like thread pool)."""
     return "host_memory" in backend_object(backend).capabilities().features
+
+
+#: work-items per thread from which a host pool splits a launch, where the backend does not
+#: say (a compile-time target): the CPU backend pool's default ``min_items_per_thread``
+SPLIT_ITEMS = 8192
+
+
+def split_items(backend: Any) -> int:
+    """Work-items per thread from which a host-memory backend's thread pool splits a launch
+    over its threads: its pool's ``min_items_per_thread`` (the CPU backend's
+    ``WorkgroupPool``; a launch of ``threads * split_items`` work-items or more gives every
+    thread a part), :data:`SPLIT_ITEMS` where the backend has no pool that says. Families
+    that launch few heavy work-items size their idle-lane strides by it instead of a
+    constant of their own."""
+    pool = getattr(backend_object(backend), "pool", None)
+    per = getattr(pool, "min_items_per_thread", None)
+    return per if isinstance(per, int) and not isinstance(per, bool) and per > 0 else SPLIT_ITEMS
 
 
 def tile_geometry(backend: Any, tiles: int, workgroup_size: int) -> tuple[int, int]:
