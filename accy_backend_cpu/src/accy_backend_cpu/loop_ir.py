@@ -9,9 +9,10 @@ array from the table and calls ``entry(ptrs, scalars, begin, end, groups)``.
 
 A launch of more than one part is a *job* for the team: ``team`` (64-bit words) holds the
 ticket at word 0 (``parts << 20 | next part``), the count of finished parts at word 8, the
-quit flag at word 16 and the job (entry, pointers, scalars, groups) at words 24-27. The
-driver posts the job, claims parts like the helpers do (atomic fetch-add on the ticket, so
-a helper that never shows up only costs its share, never a deadlock) and spins until every
+quit flag at word 16 and the job (entry, pointers, scalars, groups) at words 24-27 (the
+claim loop of :mod:`accy_backend_cpu.claim_ir`, shared with the native pool). The driver
+posts the job, claims parts like the helpers do (atomic fetch-add on the ticket, so a
+helper that never shows up only costs its share, never a deadlock) and spins until every
 part is done. ``void accy_loop_help(ptr team)`` is a helper thread's loop: claim parts
 while a job has some left, spin otherwise (``pause``, then ``sched_yield`` after a while),
 return once the quit flag is set. Parts split ``[0, groups)`` as
@@ -22,14 +23,14 @@ from __future__ import annotations
 
 import ctypes
 
+from accy_backend_cpu.claim_ir import claim_ir, pause
+
 __all__ = ["DRIVER_ENTRIES", "HELP_FN", "RUN_FN", "driver_ir"]
 
 #: the driver's entry points (``compile_program(options={"loop_driver": True})`` adds them)
 DRIVER_ENTRIES = ("accy_loop_run", "accy_loop_help")
 RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 HELP_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-_PAUSE = {True: "  call void @llvm.x86.sse2.pause()\n", False: ""}
 
 _IR = """
 declare i32 @sched_yield()
@@ -46,54 +47,6 @@ done:
   ret void
 }}
 
-define internal void @run_part(i64 %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %parts, i64 %p)
-    nounwind {{
-entry:
-  %base = udiv i64 %groups, %parts
-  %extra = urem i64 %groups, %parts
-  %lt = icmp ult i64 %p, %extra
-  %mn = select i1 %lt, i64 %p, i64 %extra
-  %b0 = mul i64 %p, %base
-  %begin = add i64 %b0, %mn
-  %one = zext i1 %lt to i64
-  %len = add i64 %base, %one
-  %end = add i64 %begin, %len
-  %f = inttoptr i64 %fn to ptr
-  %b32 = trunc i64 %begin to i32
-  %e32 = trunc i64 %end to i32
-  %g32 = trunc i64 %groups to i32
-  call void %f(ptr %ptrs, ptr %sc, i32 %b32, i32 %e32, i32 %g32)
-  ret void
-}}
-
-define internal void @claim_all(ptr %team) nounwind {{
-entry:
-  %donep = getelementptr i64, ptr %team, i64 8
-  %fnp = getelementptr i64, ptr %team, i64 24
-  %ptrsp = getelementptr i64, ptr %team, i64 25
-  %scp = getelementptr i64, ptr %team, i64 26
-  %gp = getelementptr i64, ptr %team, i64 27
-  br label %loop
-loop:
-  %t = atomicrmw add ptr %team, i64 1 acq_rel, align 8
-  %next = and i64 %t, 1048575
-  %parts = lshr i64 %t, 20
-  %ok = icmp ult i64 %next, %parts
-  br i1 %ok, label %run, label %out
-run:
-  %fn = load i64, ptr %fnp, align 8
-  %pi = load i64, ptr %ptrsp, align 8
-  %si = load i64, ptr %scp, align 8
-  %g = load i64, ptr %gp, align 8
-  %ptrs = inttoptr i64 %pi to ptr
-  %sc = inttoptr i64 %si to ptr
-  call void @run_part(i64 %fn, ptr %ptrs, ptr %sc, i64 %g, i64 %parts, i64 %next)
-  %d = atomicrmw add ptr %donep, i64 1 release, align 8
-  br label %loop
-out:
-  ret void
-}}
-
 define void @accy_loop_help(ptr %team) nounwind {{
 entry:
   %quitp = getelementptr i64, ptr %team, i64 16
@@ -104,13 +57,10 @@ wait:
   %stop = icmp ne i64 %q, 0
   br i1 %stop, label %exit, label %peek
 peek:
-  %t = load atomic i64, ptr %team acquire, align 8
-  %next = and i64 %t, 1048575
-  %parts = lshr i64 %t, 20
-  %avail = icmp ult i64 %next, %parts
+  %avail = call i1 @available(ptr %team)
   br i1 %avail, label %claim, label %idle
 claim:
-  call void @claim_all(ptr %team)
+  %ran = call i64 @claim_all(ptr %team)
   br label %wait
 idle:
   call void @relax(i64 %n)
@@ -124,20 +74,8 @@ define internal void @parallel(ptr %team, i64 %fn, ptr %ptrs, ptr %sc, i64 %grou
                                i64 %parts) nounwind {{
 entry:
   %donep = getelementptr i64, ptr %team, i64 8
-  %fnp = getelementptr i64, ptr %team, i64 24
-  %ptrsp = getelementptr i64, ptr %team, i64 25
-  %scp = getelementptr i64, ptr %team, i64 26
-  %gp = getelementptr i64, ptr %team, i64 27
-  store i64 %fn, ptr %fnp, align 8
-  %pi = ptrtoint ptr %ptrs to i64
-  store i64 %pi, ptr %ptrsp, align 8
-  %si = ptrtoint ptr %sc to i64
-  store i64 %si, ptr %scp, align 8
-  store i64 %groups, ptr %gp, align 8
-  store atomic i64 0, ptr %donep monotonic, align 8
-  %tk = shl i64 %parts, 20
-  store atomic i64 %tk, ptr %team release, align 8
-  call void @claim_all(ptr %team)
+  call void @post(ptr %team, i64 %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %parts)
+  %ran = call i64 @claim_all(ptr %team)
   br label %wait
 wait:
   %n = phi i64 [0, %entry], [%n1, %spin]
@@ -155,11 +93,10 @@ out:
 define i64 @accy_loop_run(ptr %code, ptr %table, ptr %team) nounwind {{
 entry:
   %ptrs = alloca [256 x i64], align 16
-  %pcv = alloca i64, align 8
-  store i64 0, ptr %pcv, align 8
   br label %dispatch
 dispatch:
-  %pc = load i64, ptr %pcv, align 8
+  %pc = phi i64 [0, %entry], [%lpc, %launched], [%mpc, %move], [%tpc, %toggle],
+               [%cpc, %setc], [%dt, %dtaken], [%dpc, %dnext], [%jt, %jmp], [%bpc, %brz]
   %w0p = getelementptr i64, ptr %code, i64 %pc
   %op = load i64, ptr %w0p, align 8
   %w1p = getelementptr i64, ptr %w0p, i64 1
@@ -211,7 +148,6 @@ par:
 launched:
   %lpc0 = add i64 %pc, 6
   %lpc = add i64 %lpc0, %nbuf
-  store i64 %lpc, ptr %pcv, align 8
   br label %dispatch
 move:
   %md = load i64, ptr %w1p, align 8
@@ -221,7 +157,6 @@ move:
   %mdp = getelementptr i64, ptr %table, i64 %md
   store i64 %mv, ptr %mdp, align 8
   %mpc = add i64 %pc, 3
-  store i64 %mpc, ptr %pcv, align 8
   br label %dispatch
 toggle:
   %tr = load i64, ptr %w1p, align 8
@@ -237,7 +172,6 @@ toggle:
   %nv = select i1 %isown, i64 %spare, i64 %own
   store i64 %nv, ptr %trp, align 8
   %tpc = add i64 %pc, 4
-  store i64 %tpc, ptr %pcv, align 8
   br label %dispatch
 setc:
   %cc = load i64, ptr %w1p, align 8
@@ -245,7 +179,6 @@ setc:
   %ccp = getelementptr i64, ptr %table, i64 %cc
   store i64 %cv, ptr %ccp, align 8
   %cpc = add i64 %pc, 3
-  store i64 %cpc, ptr %pcv, align 8
   br label %dispatch
 decjz:
   %dc = load i64, ptr %w1p, align 8
@@ -253,19 +186,16 @@ decjz:
   %dcp = getelementptr i64, ptr %table, i64 %dc
   %dv = load i64, ptr %dcp, align 8
   %zero = icmp eq i64 %dv, 0
-  %dv1 = sub i64 %dv, 1
-  %dpc0 = add i64 %pc, 3
   br i1 %zero, label %dtaken, label %dnext
 dtaken:
-  store i64 %dt, ptr %pcv, align 8
   br label %dispatch
 dnext:
+  %dv1 = sub i64 %dv, 1
   store i64 %dv1, ptr %dcp, align 8
-  store i64 %dpc0, ptr %pcv, align 8
+  %dpc = add i64 %pc, 3
   br label %dispatch
 jmp:
   %jt = load i64, ptr %w1p, align 8
-  store i64 %jt, ptr %pcv, align 8
   br label %dispatch
 brz:
   %bs = load i64, ptr %w1p, align 8
@@ -275,9 +205,8 @@ brz:
   %bp = inttoptr i64 %ba to ptr
   %flag = load volatile i8, ptr %bp, align 1
   %false = icmp eq i8 %flag, 0
-  %bpc = add i64 %pc, 3
-  %bnext = select i1 %false, i64 %bt, i64 %bpc
-  store i64 %bnext, ptr %pcv, align 8
+  %bnext = add i64 %pc, 3
+  %bpc = select i1 %false, i64 %bt, i64 %bnext
   br label %dispatch
 end:
   ret i64 0
@@ -290,6 +219,5 @@ bad:
 
 def driver_ir(triple: str) -> str:
     """The driver module's LLVM IR text for target ``triple`` (``pause`` on x86 only)."""
-    x86 = triple.startswith(("x86_64", "i686", "i386"))
-    return _IR.format(pause_decl="declare void @llvm.x86.sse2.pause()" if x86 else "",
-                      pause=_PAUSE[x86])
+    decl, call = pause(triple)
+    return _IR.format(pause_decl=decl, pause=call) + claim_ir(triple, job=24, done=8)

@@ -52,6 +52,8 @@ comes late finds an exhausted ticket and reads nothing of a job whose caller has
 
 from __future__ import annotations
 
+from accy_backend_cpu.claim_ir import claim_ir, pause
+
 __all__ = ["POOL_ENTRIES", "pool_ir"]
 
 #: the module's entry points
@@ -77,64 +79,6 @@ entry:
   %sn = mul i64 %s, 1000000000
   %t = add i64 %sn, %n
   ret i64 %t
-}}
-
-define internal void @run_range(ptr %ctl, i64 %ranges, i64 %p) nounwind {{
-entry:
-  %fnp = getelementptr i64, ptr %ctl, i64 32
-  %ptrsp = getelementptr i64, ptr %ctl, i64 33
-  %scp = getelementptr i64, ptr %ctl, i64 34
-  %gp = getelementptr i64, ptr %ctl, i64 35
-  %fn = load i64, ptr %fnp, align 8
-  %pi = load i64, ptr %ptrsp, align 8
-  %si = load i64, ptr %scp, align 8
-  %groups = load i64, ptr %gp, align 8
-  %base = udiv i64 %groups, %ranges
-  %extra = urem i64 %groups, %ranges
-  %lt = icmp ult i64 %p, %extra
-  %mn = select i1 %lt, i64 %p, i64 %extra
-  %b0 = mul i64 %p, %base
-  %begin = add i64 %b0, %mn
-  %one = zext i1 %lt to i64
-  %len = add i64 %base, %one
-  %end = add i64 %begin, %len
-  %f = inttoptr i64 %fn to ptr
-  %ptrs = inttoptr i64 %pi to ptr
-  %sc = inttoptr i64 %si to ptr
-  %b32 = trunc i64 %begin to i32
-  %e32 = trunc i64 %end to i32
-  %g32 = trunc i64 %groups to i32
-  call void %f(ptr %ptrs, ptr %sc, i32 %b32, i32 %e32, i32 %g32)
-  ret void
-}}
-
-define internal i64 @claim_all(ptr %ctl) nounwind {{
-entry:
-  %donep = getelementptr i64, ptr %ctl, i64 8
-  br label %loop
-loop:
-  %ran = phi i64 [ 0, %entry ], [ %ran1, %run ]
-  %t = atomicrmw add ptr %ctl, i64 1 acq_rel, align 8
-  %next = and i64 %t, 1048575
-  %ranges = lshr i64 %t, 20
-  %ok = icmp ult i64 %next, %ranges
-  br i1 %ok, label %run, label %out
-run:
-  call void @run_range(ptr %ctl, i64 %ranges, i64 %next)
-  %d = atomicrmw add ptr %donep, i64 1 release, align 8
-  %ran1 = add i64 %ran, 1
-  br label %loop
-out:
-  ret i64 %ran
-}}
-
-define internal i1 @available(ptr %ctl) nounwind {{
-entry:
-  %t = load atomic i64, ptr %ctl seq_cst, align 8
-  %next = and i64 %t, 1048575
-  %ranges = lshr i64 %t, 20
-  %ok = icmp ult i64 %next, %ranges
-  ret i1 %ok
 }}
 
 define i64 @accy_pool_work(ptr %ctl, i64 %woke) nounwind {{
@@ -176,11 +120,7 @@ quitcheck:
 quit:
   ret i64 0
 idle:
-{pause}  %n = load i64, ptr %nv, align 8
-  %n1 = add i64 %n, 1
-  store i64 %n1, ptr %nv, align 8
-  %low = and i64 %n1, 63
-  %tick = icmp eq i64 %low, 0
+  %tick = call i1 @tick(ptr %nv)
   br i1 %tick, label %clock, label %poll
 clock:
   %tn = call i64 @now(ptr %ctl)
@@ -232,27 +172,18 @@ fwait:
   br label %start
 }}
 
-define internal void @wake_all(ptr %ctl, i64 %sys, i64 %count) nounwind {{
-entry:
-  %seqp = getelementptr i64, ptr %ctl, i64 56
-  %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
-  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 %count)
-  ret void
-}}
-
-define internal void @wake_sleepers(ptr %ctl, i64 %count) nounwind {{
+define internal void @wake(ptr %ctl, i64 %count) nounwind {{
 entry:
   %sysp = getelementptr i64, ptr %ctl, i64 43
   %sys = load i64, ptr %sysp, align 8
   %fx = icmp ne i64 %sys, 0
-  br i1 %fx, label %check, label %out
-check:
-  %fslp = getelementptr i64, ptr %ctl, i64 19
-  %n = load atomic i64, ptr %fslp seq_cst, align 8
-  %any = icmp ne i64 %n, 0
-  br i1 %any, label %wake, label %out
+  %some = icmp ne i64 %count, 0
+  %go = and i1 %fx, %some
+  br i1 %go, label %wake, label %out
 wake:
-  call void @wake_all(ptr %ctl, i64 %sys, i64 %count)
+  %seqp = getelementptr i64, ptr %ctl, i64 56
+  %o = atomicrmw add ptr %seqp, i32 1 seq_cst, align 8
+  %r = call i64 (i64, ...) @syscall(i64 %sys, ptr %seqp, i64 129, i64 %count)
   br label %out
 out:
   ret void
@@ -260,14 +191,7 @@ out:
 
 define void @accy_pool_wake(ptr %ctl) nounwind {{
 entry:
-  %sysp = getelementptr i64, ptr %ctl, i64 43
-  %sys = load i64, ptr %sysp, align 8
-  %fx = icmp ne i64 %sys, 0
-  br i1 %fx, label %wake, label %out
-wake:
-  call void @wake_all(ptr %ctl, i64 %sys, i64 2147483647)
-  br label %out
-out:
+  call void @wake(ptr %ctl, i64 2147483647)
   ret void
 }}
 
@@ -289,25 +213,16 @@ out:
 define internal void @post_job(ptr %ctl, ptr %fn, ptr %ptrs, ptr %sc, i64 %groups,
                                i64 %ranges) nounwind {{
 entry:
-  %donep = getelementptr i64, ptr %ctl, i64 8
-  %fnp = getelementptr i64, ptr %ctl, i64 32
-  %ptrsp = getelementptr i64, ptr %ctl, i64 33
-  %scp = getelementptr i64, ptr %ctl, i64 34
-  %gp = getelementptr i64, ptr %ctl, i64 35
   %fi = ptrtoint ptr %fn to i64
-  store i64 %fi, ptr %fnp, align 8
-  %pi = ptrtoint ptr %ptrs to i64
-  store i64 %pi, ptr %ptrsp, align 8
-  %si = ptrtoint ptr %sc to i64
-  store i64 %si, ptr %scp, align 8
-  store i64 %groups, ptr %gp, align 8
-  store atomic i64 0, ptr %donep monotonic, align 8
-  %tk = shl i64 %ranges, 20
-  store atomic i64 %tk, ptr %ctl seq_cst, align 8
+  call void @post(ptr %ctl, i64 %fi, ptr %ptrs, ptr %sc, i64 %groups, i64 %ranges)
+  %fslp = getelementptr i64, ptr %ctl, i64 19
+  %asleep = load atomic i64, ptr %fslp seq_cst, align 8
+  %any = icmp ne i64 %asleep, 0
   %others = sub i64 %ranges, 1
   %few = icmp ult i64 %others, 1
   %count = select i1 %few, i64 1, i64 %others
-  call void @wake_sleepers(ptr %ctl, i64 %count)
+  %wanted = select i1 %any, i64 %count, i64 0
+  call void @wake(ptr %ctl, i64 %wanted)
   ret void
 }}
 
@@ -327,11 +242,7 @@ wait:
   %all = icmp eq i64 %d, %ranges
   br i1 %all, label %out, label %spin
 spin:
-{pause}  %n = load i64, ptr %nv, align 8
-  %n1 = add i64 %n, 1
-  store i64 %n1, ptr %nv, align 8
-  %low = and i64 %n1, 63
-  %tick = icmp eq i64 %low, 0
+  %tick = call i1 @tick(ptr %nv)
   br i1 %tick, label %clock, label %wait
 clock:
   %tn = call i64 @now(ptr %ctl)
@@ -399,6 +310,5 @@ entry:
 
 def pool_ir(triple: str) -> str:
     """The pool module's LLVM IR text for target ``triple`` (``pause`` on x86 only)."""
-    x86 = triple.startswith(("x86_64", "i686", "i386"))
-    return _IR.format(pause_decl="declare void @llvm.x86.sse2.pause()" if x86 else "",
-                      pause="  call void @llvm.x86.sse2.pause()\n" if x86 else "")
+    decl, call = pause(triple)
+    return _IR.format(pause_decl=decl, pause=call) + claim_ir(triple, job=32, done=8)
