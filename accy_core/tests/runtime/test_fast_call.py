@@ -149,3 +149,25 @@ def test_threads_calling_one_executable_get_their_own_results():
     for t in threads:
         t.join()
     assert not bad
+
+
+def test_a_loop_that_writes_beside_two_parameters_gets_no_plan():
+    # a loop launch that meets two parameters' buffers with one of them written could write
+    # through an argument aliasing the other: such a program keeps the ordinary path
+    from types import SimpleNamespace
+
+    from accy.runtime.fast_call import _bind_loop
+
+    flat = SimpleNamespace(origins=[(0, "buffer", 0), (1, "buffer", 1), (5, "own", 4)],
+                           pairs=np.array([[0, 1]]))
+    bound: list = []
+    driver = SimpleNamespace(flat=flat, bind_call=lambda bufs: bound.append(bufs) or ("t", "r"))
+    exe = SimpleNamespace(native_loop=lambda node: driver, own=lambda s: f"own{s}",
+                          spare=lambda s: f"spare{s}", buffer=lambda s, b: f"buffer{s}",
+                          graph=SimpleNamespace(param_slots=[0, 1]))
+    binds, fixed = [(0, 0), (1, 1)], [(5, "own", 4)]
+    assert _bind_loop(exe, None, binds, fixed, [64, 32], []) is None and not bound
+    flat.pairs = np.array([[0, 2]])  # a parameter beside the loop's own buffer: bound
+    held: list = []
+    assert _bind_loop(exe, None, binds, fixed, [64, 32], held) == ("t", "r")
+    assert bound == [[64, 32, "own4"]] and held == ["own4"]

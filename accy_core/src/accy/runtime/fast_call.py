@@ -318,7 +318,8 @@ def _bind_loop(exe: Any, node: Any, binds: list[tuple[int, int]], fixed: list[tu
     given = {entry: source for entry, source in binds}
     params = {i for i, (entry, _, _) in enumerate(flat.origins)
               if given.get(entry, n_params) < n_params}
-    if any(int(i) in params and int(j) in params for i, j in flat.pairs):
+    pairs = flat.pairs if flat.pairs is not None else ()
+    if any(int(i) in params and int(j) in params for i, j in pairs):
         return None
     resolve = {"buffer": lambda s: exe.buffer(s, {}), "own": exe.own, "spare": exe.spare}
     where = {entry: (kind, slot) for entry, kind, slot in fixed}
