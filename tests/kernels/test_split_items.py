@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 from types import SimpleNamespace
 
-import accy_kernels as ak
 import numpy as np
 from accy.families import split_items
 from accy.families.runner import SPLIT_ITEMS, capture_plans
 from accy.plugins import open_backend
+
+import accy_kernels as ak
 
 
 def _gather_items(src: np.ndarray, idx: np.ndarray) -> int:
