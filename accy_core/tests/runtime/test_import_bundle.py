@@ -31,12 +31,16 @@ def pkg(tmp_path, monkeypatch):
     for d, _, _ in os.walk(root):
         os.utime(d, ns=(OLD, OLD))
     monkeypatch.syspath_prepend(str(root))
+    import_bundle.forget()
     yield root
+    import_bundle.forget()
     for name in [n for n in sys.modules if n == "bpkg" or n.startswith("bpkg.")]:
         del sys.modules[name]
 
 
 def _forget() -> None:
+    """As a new process: the package's submodules not imported, no bundle read."""
+    import_bundle.forget()
     for name in [n for n in sys.modules if n.startswith("bpkg.")]:
         del sys.modules[name]
 
@@ -71,6 +75,19 @@ def test_a_second_window_serves_the_same_modules_from_the_bundle(pkg):
     assert not _served("bpkg")
     assert import_bundle._Finder not in {type(f) for f in sys.meta_path}
     assert bpkg.mod is mod
+
+
+def test_a_window_with_nothing_to_import_reads_nothing(pkg, monkeypatch):
+    _window()
+    _forget()
+    import bpkg.mod
+    import bpkg.sub  # noqa: F401
+
+    def no_read(path):
+        raise AssertionError("read although nothing was imported")
+
+    monkeypatch.setattr(import_bundle, "_read", no_read)
+    _window()
 
 
 def test_no_bundle_without_a_hit_and_none_when_the_cache_is_off(pkg, monkeypatch):

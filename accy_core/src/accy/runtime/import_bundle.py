@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from importlib.machinery import ModuleSpec, SourceFileLoader
 from typing import Any
 
-__all__ = ["FORMAT", "Window", "bundle_path", "serving"]
+__all__ = ["FORMAT", "Window", "bundle_path", "forget", "serving"]
 
 FORMAT = 1
 _MAGIC = b"ACCYIMP1"
@@ -78,18 +78,53 @@ def _identity(st: os.stat_result) -> tuple[int, int, int]:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-class _Finder:
-    """The ``sys.meta_path`` finder of one window (see the module docstring)."""
+class _Bundle:
+    """What this process read of one bundle file: the entries not served yet, those served
+    (by any window) and the directories' modification times; read on first need."""
 
-    def __init__(self, modules: dict[str, Entry], dirs: dict[str, int]) -> None:
-        self.modules = modules
-        self.dirs = dirs
+    __slots__ = ("dirs", "modules", "path", "read", "served")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.read = False
+        self.modules: dict[str, Entry] = {}
         self.served: dict[str, Entry] = {}
+        self.dirs: dict[str, int] = {}
+
+    def load(self) -> None:
+        if not self.read:
+            self.read = True
+            got = _read(self.path)
+            if got is not None:
+                self.modules, self.dirs = got
+
+
+_BUNDLES: dict[str, _Bundle] = {}  # bundle path -> this process's view of it
+
+
+def forget() -> None:
+    """Forget the bundles this process read (tests: the next window reads as a new process
+    would)."""
+    with _LOCK:
+        _BUNDLES.clear()
+
+
+class _Finder:
+    """The ``sys.meta_path`` finder of one window (see the module docstring): reads the
+    bundle at the first submodule import (a window whose modules are all imported already
+    reads nothing)."""
+
+    def __init__(self, bundle: _Bundle) -> None:
+        self.bundle = bundle
         self._dir_ok: dict[str, bool] = {}
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
-        entry = self.modules.get(name)
-        if entry is None or path is None:
+        if path is None:
+            return None
+        bundle = self.bundle
+        bundle.load()
+        entry = bundle.modules.get(name)
+        if entry is None:
             return None
         origin, package, ident, code = entry
         where = os.path.dirname(origin)
@@ -102,8 +137,8 @@ class _Finder:
                 return None
         except (OSError, TypeError):
             return None
-        del self.modules[name]
-        self.served[name] = entry
+        del bundle.modules[name]
+        bundle.served[name] = entry
         spec = ModuleSpec(name, _BundledLoader(name, origin, code), origin=origin,
                           is_package=package)
         spec.has_location = True
@@ -115,7 +150,7 @@ class _Finder:
         ok = self._dir_ok.get(directory)
         if ok is None:
             try:
-                ok = os.stat(directory).st_mtime_ns == self.dirs.get(directory)
+                ok = os.stat(directory).st_mtime_ns == self.bundle.dirs.get(directory)
             except OSError:
                 ok = False
             self._dir_ok[directory] = ok
@@ -241,8 +276,18 @@ def serving() -> Iterator[Window]:
         return
     try:
         path = bundle_path()
-        read = _read(path) if path is not None else None
-        finder = _Finder(*(read or ({}, {})))
+        if path is None:
+            yield window
+            return
+        # what reading the bundle imports, imported first (the usual way: a submodule
+        # imported while the finder reads would be rewritten into the bundle every time)
+        import binascii  # noqa: F401
+
+        from accy.runtime import cache_files  # noqa: F401
+        bundle = _BUNDLES.get(path)
+        if bundle is None:
+            bundle = _BUNDLES[path] = _Bundle(path)
+        finder = _Finder(bundle)
         before = set(sys.modules)
         sys.meta_path.insert(0, finder)
         try:
@@ -252,38 +297,41 @@ def serving() -> Iterator[Window]:
                 sys.meta_path.remove(finder)
             except ValueError:
                 pass
-        if path is not None and window.found:
-            _update(path, finder, before)
+        if window.found:
+            _update(bundle, before)
     finally:
         _LOCK.release()
 
 
-def _update(path: str, finder: _Finder, before: set[str]) -> None:
-    """Rewrite the bundle at ``path`` when a submodule imported in the window did not come
-    from it: what it served, what it still holds (unless its directory changed since) and
-    the submodules imported the usual way."""
+def _update(bundle: _Bundle, before: set[str]) -> None:
+    """Rewrite ``bundle``'s file when a submodule imported in the window did not come from
+    it: what it served, what it still holds (unless its directory changed since) and the
+    submodules imported the usual way."""
     import time
 
     now = time.time_ns()
     added: dict[str, Entry] = {}
     dirs: dict[str, int] = {}
-    for name in [n for n in sys.modules if n not in before and n not in finder.served]:
+    for name in [n for n in sys.modules if n not in before and n not in bundle.served]:
         made = _record(name, sys.modules.get(name), now)
         if made is not None:
             added[name] = made[0]
             dirs.update(made[1])
     if not added:
         return
-    changed = {d for d, m in dirs.items() if finder.dirs.get(d, m) != m}
-    kept = {n: e for n, e in finder.modules.items()
+    bundle.load()  # (what it holds is kept)
+    changed = {d for d, m in dirs.items() if bundle.dirs.get(d, m) != m}
+    kept = {n: e for n, e in bundle.modules.items()
             if os.path.dirname(e[0]) not in changed
             and not (e[1] and os.path.dirname(os.path.dirname(e[0])) in changed)}
-    modules = {**kept, **finder.served, **added}
+    modules = {**kept, **bundle.served, **added}
     if len(modules) > _MAX_MODULES:
-        modules = {**finder.served, **added}
-    dirs = {**finder.dirs, **dirs}
+        modules = {**bundle.served, **added}
+    dirs = {**bundle.dirs, **dirs}
     used = {os.path.dirname(e[0]) for e in modules.values()}
     used |= {os.path.dirname(os.path.dirname(e[0])) for e in modules.values() if e[1]}
     if not used <= dirs.keys():  # a served module's directory unrecorded: never serve it
         return
-    _write(path, modules, {d: dirs[d] for d in used})
+    _write(bundle.path, modules, {d: dirs[d] for d in used})
+    # this process imported them all: what it holds now is what it wrote
+    bundle.modules, bundle.served, bundle.dirs = {}, modules, {d: dirs[d] for d in used}
