@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from accy.codegen import BaseTarget
+from accy.codegen.target import global_buffer_params
 from accy.errors import CapabilityError
 from accy.kernel import ir
 
@@ -173,12 +174,7 @@ class CudaTarget(BaseTarget):
         from accy.codegen import llvm_type
         from accy.codegen.emitter import symbol
 
-        params = []
-        for i, b in enumerate(kernel.buffers):
-            attrs = "noalias " if self.noalias else ""
-            if self.noalias and b.access == "read":
-                attrs += "readonly "
-            params.append(f"ptr addrspace(1) {attrs}%b{i}")
+        params = global_buffer_params(kernel, self.noalias)
         params += [f"{llvm_type(s.dtype)} %s{i}" for i, s in enumerate(kernel.scalars)]
         return (
             f"define ptx_kernel void {symbol(kernel.name)}({', '.join(params)}) "

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from accy.codegen import BaseTarget, CodegenRequest, llvm_type
 from accy.codegen.spirv import CODEGEN_OPT_LEVEL
+from accy.codegen.target import global_buffer_params
 from accy.errors import CapabilityError
 from accy.kernel import ir
 
@@ -158,12 +159,7 @@ class OpenCLTarget(BaseTarget):
     # SIMT hooks ---------------------------------------------------------------------------
     def entry_definition(self, kernel: ir.Kernel) -> str:
         """Return ``define spir_kernel void @<entry>(...) #0 !reqd_work_group_size !0 {``."""
-        params = []
-        for i, b in enumerate(kernel.buffers):
-            attrs = "noalias " if self.noalias else ""
-            if self.noalias and b.access == "read":
-                attrs += "readonly "
-            params.append(f"ptr addrspace(1) {attrs}%b{i}")
+        params = global_buffer_params(kernel, self.noalias)
         for i, s in enumerate(kernel.scalars):
             params.append(f"i32 %s{i}.raw" if s.dtype == "bool" else f"{llvm_type(s.dtype)} %s{i}")
         return (f"define spir_kernel void @{entry_name(kernel.name)}({', '.join(params)}) #0 "

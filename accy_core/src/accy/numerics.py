@@ -19,7 +19,19 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["saturating_cast"]
+__all__ = ["COMPARE", "saturating_cast"]
+
+#: the comparisons by their op name in both IRs (tensor IR ``arith.eq`` ..., kernel IR
+#: ``Binary`` compares), as the numpy functions the tensor IR reference and the kernel IR
+#: interpreter evaluate them with (bool results)
+COMPARE = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
 
 
 def saturating_cast(x: np.ndarray, dtype: np.dtype | type) -> np.ndarray:

@@ -45,6 +45,7 @@ __all__ = [
     "LLVM_MATH_UNARY",
     "BaseTarget",
     "TargetDescription",
+    "global_buffer_params",
     "llvm_type",
     "memory_type",
 ]
@@ -81,6 +82,19 @@ def llvm_type(dtype: str) -> str:
 def memory_type(dtype: str) -> str:
     """Return the LLVM in-memory type of a kernel dtype (``bool`` → ``i8``, one byte)."""
     return "i8" if dtype == "bool" else _LLVM_TYPES[dtype]
+
+
+def global_buffer_params(kernel: Kernel, noalias: bool) -> list[str]:
+    """The entry-point parameters ``%b<i>`` of ``kernel``'s buffers as global pointers
+    (``ptr addrspace(1)``, CUDA and OpenCL): ``noalias`` when one launch binds distinct
+    buffers, and then ``readonly`` on the buffers the kernel only reads."""
+    params = []
+    for i, b in enumerate(kernel.buffers):
+        attrs = "noalias " if noalias else ""
+        if noalias and b.access == "read":
+            attrs += "readonly "
+        params.append(f"ptr addrspace(1) {attrs}%b{i}")
+    return params
 
 
 @runtime_checkable

@@ -32,6 +32,7 @@ from accy.errors import CapabilityError, InternalError, VerifyError
 from accy.kernel import ir
 from accy.kernel.ir import NUMPY_DTYPES
 from accy.kernel.verifier import verify_kernel
+from accy.numerics import COMPARE as _COMPARE
 from accy.numerics import saturating_cast
 
 __all__ = ["NUMPY_DTYPES", "as_groups", "interpret"]
@@ -47,14 +48,6 @@ _UNARY = {
     "ceil": np.ceil,
     "exp2": np.exp2,
     "log2": np.log2,
-}
-_COMPARE = {
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
 }
 
 

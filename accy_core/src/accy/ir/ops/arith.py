@@ -19,6 +19,7 @@ from accy.ir.dtypes import DType
 from accy.ir.ops.common import BITWISE, FLOATS, NUMERIC, SIGNED, fail, require_dtype, same_type
 from accy.ir.ops.registry import OpDef, register_op
 from accy.ir.types import TensorType
+from accy.numerics import COMPARE as _COMPARE
 from accy.numerics import saturating_cast
 
 
@@ -55,14 +56,6 @@ _BINARY = {
     "and": (np.bitwise_and, BITWISE, {"commutative"}),
     "or": (np.bitwise_or, BITWISE, {"commutative"}),
     "xor": (np.bitwise_xor, BITWISE, {"commutative"}),
-}
-_COMPARE = {
-    "eq": np.equal,
-    "ne": np.not_equal,
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
 }
 _UNARY = {
     "neg": (np.negative, SIGNED),
