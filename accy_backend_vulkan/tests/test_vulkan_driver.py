@@ -18,18 +18,6 @@ from accy.testing.kernels import run_kernel as run
 RNG = np.random.default_rng(7)
 
 
-@pytest.fixture(scope="module")
-def vk():
-    from accy_backend_vulkan.plugin import _probe
-
-    probe = _probe()
-    if not probe.available:
-        pytest.skip(f"vulkan unavailable: {probe.reason}")
-    from accy.plugins import open_backend
-
-    return open_backend("vulkan")
-
-
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 @pytest.mark.parametrize("flip", [False, True])
 def test_scalars_of_every_kind(vk, dtype, flip):

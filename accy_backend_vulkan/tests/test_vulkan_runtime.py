@@ -15,18 +15,6 @@ RNG = np.random.default_rng(11)
 _PAIRS = [("i32", 64), ("f64", 2.0), ("i32", 1), ("bool", False)]
 
 
-@pytest.fixture(scope="module")
-def vk():
-    from accy_backend_vulkan.plugin import _probe
-
-    probe = _probe()
-    if not probe.available:
-        pytest.skip(f"vulkan unavailable: {probe.reason}")
-    from accy.plugins import open_backend
-
-    return open_backend("vulkan")
-
-
 @pytest.fixture
 def fresh():
     """A private backend (for tests that break it or change its memory mode)."""
