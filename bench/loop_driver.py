@@ -59,7 +59,7 @@ def _modes(f, x, repeat: int) -> dict[str, float]:
     try:
         for _ in range(max(1, repeat)):
             for mode in best:
-                exe._native.clear()  # drivers are bound again for the mode
+                exe.unbind()  # drivers (and the small-call plan) bound again for the mode
                 be.native_loops = mode != "per launch"
                 be.pool.num_threads = 1 if mode == "native 1 thread" else threads
                 f(x)
@@ -68,7 +68,7 @@ def _modes(f, x, repeat: int) -> dict[str, float]:
                 best[mode] = min(best[mode], time.perf_counter() - t0)
     finally:
         be.native_loops, be.pool.num_threads = True, threads
-        exe._native.clear()
+        exe.unbind()
     return best
 
 

@@ -98,14 +98,6 @@ def _drivers(exe) -> list:
     return [d for d in exe._native.values() if d]
 
 
-def _unbind(exe) -> None:
-    """Drop the executable's native drivers and its small-call plan, which holds them
-    bound: the next call binds both again (after a change of ``native_loops``)."""
-    with exe._lock:
-        if exe._fast:
-            exe._fast.kill()
-        exe._fast = None
-        exe._native.clear()
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -119,14 +111,14 @@ def test_native_driver_equals_numpy_and_the_per_launch_path(name, monkeypatch):
     for a, b in zip(got, _flat(ref(X)), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     monkeypatch.setattr(exe.backend, "native_loops", False)
-    _unbind(exe)
+    exe.unbind()
     try:
         slow = _flat(f(X))
         assert not _drivers(exe)
         assert (exe._fast is False) == bool(exe.graph.loops)  # no native loop: no plan
     finally:
         monkeypatch.undo()
-        _unbind(exe)  # the executable is cached: let later tests bind drivers again
+        exe.unbind()  # the executable is cached: let later tests bind drivers again
     for a, b in zip(got, slow, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -188,7 +180,7 @@ def test_a_destroyed_kernel_is_a_launch_error_when_binding():
     f = accy.jit(_reduction)
     exe = f.compile(X)
     f(X)
-    _unbind(exe)
+    exe.unbind()
     name = next(ln.kernel for ln in exe.graph.loops[0].body.launches)
     loaded = exe._kernel(name)
     fn, loaded.function = loaded.function, None

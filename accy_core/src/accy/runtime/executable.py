@@ -302,6 +302,18 @@ class Executable:
             got = self._native[id(node)] = build_native_loop(self, node) or False
         return got or None
 
+    def unbind(self) -> None:
+        """Drop the native loop drivers and the small-call plan (which binds them and the
+        launches' thread split): the next call binds them again, under the backend's
+        settings then (``CpuBackend.native_loops``, the pool's ``num_threads``), where they
+        were fixed when first bound. A small-call function taken before
+        (:meth:`fast_function`) refuses every later call (it returns ``None``)."""
+        with self._lock:
+            if self._fast:
+                self._fast.kill()
+            self._fast = None
+            self._native = {}
+
     def _kernel(self, name: str) -> object:
         """The loaded kernel ``name`` (loaded again after :meth:`close`)."""
         return self._res.kernel(name)
