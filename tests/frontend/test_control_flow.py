@@ -135,6 +135,19 @@ def test_loop_errors_name_the_line_and_a_fix() -> None:
         accy.jit(lambda x: lax.while_loop(lambda c: c > 0, lambda c: c, x))(X)
 
 
+def test_a_python_number_carry_takes_the_dtype_the_body_gives_it() -> None:
+    """A 0.0 carry is weak, as JAX's: the body adding f64 makes it f64 (it was refused as
+    'fori_loop: carried value #0 comes back as f64[], it started as f32[]', also from scan
+    and while_loop); an array carry keeps its dtype strictly."""
+    xs = np.arange(5.0)
+    carry, ys = accy.jit(lambda x: lax.scan(lambda c, v: (c + v, c * v), 0.0, x))(xs)
+    assert carry.dtype == np.float64 and carry == 10.0
+    np.testing.assert_array_equal(ys, [0.0, 0.0, 2.0, 9.0, 24.0])
+    got = accy.jit(lambda x: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0] + x.sum(), c[1] + 1),
+                                            (0, 0)))(xs)
+    assert got[0].dtype == np.float64 and got[0] == 30.0 and got[1] == 3
+
+
 def _jacobi(a, steps):
     def body(t, a):
         return a.at[1:-1, 1:-1].set(0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]

@@ -109,24 +109,56 @@ def _finish(body: Trace, out: Any, tree: Any, types: list[TensorType], what: str
     body.fb.finish()
 
 
-def _numbers_as_arrays(x: Any) -> Any:
-    """Python numbers in a carry are carried values too (int32, float32 or bool)."""
+class _Weak(np.ndarray):
+    """Marks a carry leaf that was a number (see :func:`_inits`)."""
+
+
+def _numbers_as_arrays(x: Any, weak_marks: bool = False) -> Any:
+    """Python numbers in a carry are carried values too (int32, float32 or bool); with
+    ``weak_marks`` they become :class:`_Weak` arrays, to tell them from the arrays."""
     if isinstance(x, (tuple, list)):
-        return type(x)(_numbers_as_arrays(v) for v in x)
+        return type(x)(_numbers_as_arrays(v, weak_marks) for v in x)
     if isinstance(x, dict):
-        return {k: _numbers_as_arrays(v) for k, v in x.items()}
+        return {k: _numbers_as_arrays(v, weak_marks) for k, v in x.items()}
     if isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
         from accy.frontend.trace import default_dtype
 
-        return np.asarray(x, dtype=default_dtype(x).numpy if not isinstance(x, np.generic)
-                          else None)
+        arr = np.asarray(x, dtype=default_dtype(x).numpy if not isinstance(x, np.generic)
+                         else None)
+        return arr.view(_Weak) if weak_marks else arr
     return x
 
 
-def _inits(tr: Trace, init: Any, what: str) -> tuple[Any, list[Value]]:
+def _inits(tr: Trace, init: Any, what: str) -> tuple[Any, list[Value], list[bool]]:
+    """The carry's structure, its initial values and which of them are weak (a Python or
+    numpy number, whose dtype the body's result may promote, as JAX's weak types)."""
     leaves: list[Any] = []
     tree = flatten(_numbers_as_arrays(init), leaves, f"{what} init_val")
-    return tree, [value_of(tr, x) for x in leaves]
+    marks: list[Any] = []
+    flatten(_numbers_as_arrays(init, weak_marks=True), marks, f"{what} init_val")
+    weak = [isinstance(m, _Weak) for m in marks]
+    if len(weak) != len(leaves):  # cannot happen: the same walk; stay strict if it does
+        weak = [False] * len(leaves)
+    return tree, [value_of(tr, x) for x in leaves], weak
+
+
+def _promoted(tr: Trace, out: Any, inits: list[Value], weak: list[bool]) -> list[Value] | None:
+    """``inits`` with each weak scalar cast to the dtype the body returned for it (``0.0``
+    that the body adds an f64 array to becomes f64), or None when no weak carry changes."""
+    leaves: list[Any] = []
+    try:
+        flatten(_numbers_as_arrays(out), leaves, "loop body result")
+    except Exception:  # noqa: BLE001 - a malformed result is reported by _finish
+        return None
+    if len(leaves) != len(inits):
+        return None
+    new, changed = list(inits), False
+    for k, (x, v) in enumerate(zip(leaves, inits, strict=True)):
+        if weak[k] and isinstance(x, Tracer) and tuple(x.shape) == v.type.shape and \
+                x.value.type.dtype != v.type.dtype:
+            new[k] = tr.fb.cast(v, x.value.type.dtype)
+            changed = True
+    return new if changed else None
 
 
 def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
@@ -149,12 +181,18 @@ def fori_loop(lower: int, upper: int, body_fun: Callable[[Any, Any], Any], init_
         for i in range(lo, hi):
             val = body_fun(i, val)
         return val
-    tree, inits = _inits(tr, init_val, "fori_loop")
+    tree, inits, weak = _inits(tr, init_val, "fori_loop")
     if hi <= lo:
         return unflatten(tree, [wrap(tr, v) for v in inits])
-    types = [v.type for v in inits]
-    body = _body_trace(tr, "for", [_IV, *types])
-    out = _trace_body(body, body_fun, lambda ts: (ts[0], unflatten(tree, ts[1:len(types) + 1])))
+    n = len(inits)
+    while True:  # at most twice: once more after a weak carry is promoted
+        types = [v.type for v in inits]
+        body = _body_trace(tr, "for", [_IV, *types])
+        out = _trace_body(body, body_fun, lambda ts: (ts[0], unflatten(tree, ts[1:n + 1])))
+        promoted = _promoted(tr, out, inits, weak)
+        if promoted is None:
+            break
+        inits, weak = promoted, [False] * len(weak)  # the unfinished body is dropped
     _finish(body, out, tree, types, "fori_loop")
     res = tr.fb.emit("loop.for", [*inits, *body.captured],
                      {"body": body.fb.function.name, "carried": len(types), "lower": lo,
@@ -195,9 +233,16 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         while bool(cond_fun(val)):
             val = body_fun(val)
         return val
-    tree, inits = _inits(tr, init_val, "while_loop")
-    types = [v.type for v in inits]
-    n = len(types)
+    tree, inits, weak = _inits(tr, init_val, "while_loop")
+    n = len(inits)
+    while True:  # trace the body first: a weak carry it promotes retypes the condition too
+        types = [v.type for v in inits]
+        body = _body_trace(tr, "while", types)
+        out = _trace_body(body, body_fun, lambda ts: (unflatten(tree, ts[:n]),))
+        promoted = _promoted(tr, out, inits, weak)
+        if promoted is None:
+            break
+        inits, weak = promoted, [False] * n
     ctr = _body_trace(tr, "cond", types)
     c = _trace_body(ctr, cond_fun, lambda ts: (unflatten(tree, ts[:n]),))
     with tracing(ctr):
@@ -207,8 +252,6 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                               "it must return a scalar bool (reduce with .any() or compare)")
         ctr.fb.return_(cv)
     ctr.fb.finish()
-    body = _body_trace(tr, "while", types)
-    out = _trace_body(body, body_fun, lambda ts: (unflatten(tree, ts[:n]),))
     _finish(body, out, tree, types, "while_loop")
     inv = _align([ctr, body], n)
     res = tr.fb.emit("loop.while", [*inits, *inv],
