@@ -163,14 +163,7 @@ def graph_from_function(module: Module, fn: Function) -> LaunchGraph:
                 op.attrs.get("kind") in FAMILY_KINDS or _has_checks(op)):
             _library_or_checked(g, op, kernels)
         elif op.name == "dispatch.region":
-            name = op.attrs["kernel"]
-            g.kernels[name] = kernels[name]
-            g.launches.append(GraphLaunch(
-                name, op.attrs["groups"], op.attrs["workgroup_size"],
-                tuple(op.attrs["out_slots"]) + tuple(
-                    s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
-                ),
-            ))
+            _region_launch(g, op, kernels)
     _check_slot_sizes(g)
     return g
 
@@ -205,6 +198,19 @@ def _check_slot_sizes(g: LaunchGraph) -> None:
                     f"buffer {buf.name!r} is not a whole number of elements; please report")
 
 
+def _region_launch(g: LaunchGraph, op, kernels: dict) -> None:
+    """Add the launch of a region's one kernel: its outputs' slots, then those of the inputs
+    it does not update in place."""
+    name = op.attrs["kernel"]
+    g.kernels[name] = kernels[name]
+    g.launches.append(GraphLaunch(
+        name, op.attrs["groups"], op.attrs["workgroup_size"],
+        tuple(op.attrs["out_slots"]) + tuple(
+            s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
+        ),
+    ))
+
+
 def _has_checks(op) -> bool:
     from accy.families.lowering import index_checks
 
@@ -222,14 +228,7 @@ def _library_or_checked(g: LaunchGraph, op, kernels: dict) -> None:
         g.checks.append(IndexCheck(len(g.launches), op.attrs["in_slots"][k], t.dtype.value,
                                    t.num_elements, low, high, what))
     if op.attrs.get("kind") not in FAMILY_KINDS:
-        name = op.attrs["kernel"]
-        g.kernels[name] = kernels[name]
-        g.launches.append(GraphLaunch(
-            name, op.attrs["groups"], op.attrs["workgroup_size"],
-            tuple(op.attrs["out_slots"]) + tuple(
-                s for k, s in enumerate(op.attrs["in_slots"]) if k not in op.attrs["in_place"]
-            ),
-        ))
+        _region_launch(g, op, kernels)
         return
     for name, groups, ws, slots, scalars in decode_launches(op.attrs.get("launches", "")):
         g.kernels[name] = kernels[name]
