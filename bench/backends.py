@@ -16,25 +16,14 @@ listed with their reason and skipped.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import accy
 import numpy as np
+from timing import best_of
 from vulkan_vs_cpu import _transformer, elementwise, matmul, row_sum
 
 import accy_kernels as ak
-
-
-def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Best wall time of ``repeat`` calls after one warm-up call, in seconds."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def program_cases(n: int, rng: np.random.Generator) -> dict[str, Callable[[str], Callable]]:

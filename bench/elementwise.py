@@ -8,10 +8,10 @@ Usage: ``python bench/elementwise.py [--elements N] [--repeat R] [--backend cpu]
 from __future__ import annotations
 
 import argparse
-import time
 
 import accy
 import numpy as np
+from timing import best_of as best
 
 # numexpr has no max/min: ops 1-12 in one expression, clamp + square + sqrt in a second.
 NUMEXPR_HEAD = "((((x * y + x) - y) * 0.5 + y * y) - x) / (abs(x) + 1.0) * 3.0 - 1.0"
@@ -55,16 +55,6 @@ def chain_accy(n: int) -> accy.Module:
     fb.return_(v)
     fb.finish()
     return b.finish()
-
-
-def best(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
