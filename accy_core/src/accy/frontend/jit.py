@@ -226,15 +226,9 @@ class Jitted:
             with self._lock:
                 entry = self._cache.get(key)
                 if entry is None:
-                    from accy.runtime.import_bundle import serving
-
-                    # the index path only allocates (imports, a load); its modules come
-                    # from the import bundle of an earlier warm call where it has them
-                    with _gc_paused(), serving() as window:
+                    with _gc_paused():  # the index path only allocates (imports, a load)
                         ikey = self._index_key(key)
                         entry = self._known(ikey, args, kwargs, types) if ikey else None
-                        if entry is not None:
-                            window.hit()
                     if entry is None:
                         entry = self._trace(args, kwargs, types)
                         # stored once compiled, if what the trace read is as it was keyed
