@@ -45,35 +45,142 @@ FORMAT = "launch-graph"
 
 @lru_cache(maxsize=8)
 def _tree_fingerprint(root: str) -> str:
+    """The digest of the path, size and modification time of every ``.py`` file under
+    ``root``: from its memo (:func:`_memo_digest`: one ``stat`` per file and directory,
+    nothing listed, nothing hashed) when every one still matches, else walked and hashed
+    (and the memo rewritten)."""
+    memo = _memo_path(root)
+    if memo is not None:
+        digest = _memo_digest(memo, root)
+        if digest is not None:
+            return digest
+    dirs: list[tuple[str, int]] = []
+    files: list[tuple[str, int, int]] = []
+    digest = _walk_fingerprint(root, dirs, files)
+    if memo is not None and dirs:
+        _store_memo(memo, root, digest, dirs, files)
+    return digest
+
+
+def _walk_fingerprint(root: str, dirs: list[tuple[str, int]],
+                      files: list[tuple[str, int, int]]) -> str:
     # one scandir per directory and one stat per .py file (~280 files: most of the cost is
     # the stat calls, made relative to the open directory: a shorter path walk than the
-    # full path), paths relative to ``root`` (half the text to hash), hashed once
+    # full path), paths relative to ``root`` (half the text to hash), hashed once; each
+    # directory's modification time (read before its listing) and each file's size and
+    # modification time go into ``dirs`` and ``files`` for the memo
     rows = [root, "\n"]
     if os.scandir not in os.supports_fd or os.stat not in os.supports_dir_fd:
         return _tree_fingerprint_by_path(root, rows)  # e.g. Windows
     stack = [""]
     stat = os.stat
+    whole = True  # every directory read (else no memo: one read later could differ)
     while stack:
         rel = stack.pop()
         try:
             fd = os.open(os.path.join(root, rel) if rel else root,
                          os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
         except OSError:
+            whole = False
             continue
         try:
+            dirs.append((rel, os.fstat(fd).st_mtime_ns))
             with os.scandir(fd) as it:
                 for e in it:
                     name = e.name
                     if name.endswith(".py"):
                         st = stat(name, dir_fd=fd, follow_symlinks=True)
                         rows.append(f"{rel}{name}|{st.st_size}|{st.st_mtime_ns}\n")
+                        files.append((f"{rel}{name}", st.st_size, st.st_mtime_ns))
                     elif name != "__pycache__" and e.is_dir(follow_symlinks=False):
                         stack.append(f"{rel}{name}{os.sep}")
         except OSError:
+            whole = False
             continue
         finally:
             os.close(fd)
+    if not whole:
+        dirs.clear()
     return _digest(rows)
+
+
+_MEMO_MAGIC = b"ACCYSRC1"
+_RACY_NS = 2_000_000_000  # a file or directory modified this recently is not memoised
+
+
+def _memo_path(root: str) -> str | None:
+    """The memo file of the source tree ``root`` (``<cache_dir>/sources/``), or ``None``
+    when the disk cache is disabled."""
+    from accy import config
+
+    if config.disk_cache_disabled():
+        return None
+    name = sha256(root.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return os.path.join(config.cache_dir_str(), "sources", f"{name}.bin")
+
+
+def _memo_digest(path: str, root: str) -> str | None:
+    """The digest the memo at ``path`` holds for ``root`` when every directory it lists has
+    its recorded modification time (so the same entries: a file added, removed or renamed
+    changes its directory's) and every file its recorded size and modification time (an
+    edit in place changes those), else ``None``. A memo that is refused, does not check
+    (CRC-32) or decode is ``None`` too."""
+    import binascii
+    import marshal
+
+    from accy import config
+    from accy.runtime import cache_files
+
+    if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is not None:
+        return None
+    try:
+        data = cache_files.read_cache_file(path)
+    except OSError:
+        return None
+    head = len(_MEMO_MAGIC) + 4
+    if data[:len(_MEMO_MAGIC)] != _MEMO_MAGIC or int.from_bytes(
+            data[len(_MEMO_MAGIC):head], "little") != binascii.crc32(memoryview(data)[head:]):
+        return None
+    stat = os.stat
+    try:
+        got, digest, dirs, files = marshal.loads(memoryview(data)[head:])
+        if got != root or type(digest) is not str or not dirs:
+            return None
+        prefix = root + os.sep
+        for rel, mtime in dirs:
+            if stat(prefix + rel if rel else root).st_mtime_ns != mtime:
+                return None
+        for rel, size, mtime in files:
+            st = stat(prefix + rel)
+            if st.st_mtime_ns != mtime or st.st_size != size:
+                return None
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return digest
+
+
+def _store_memo(path: str, root: str, digest: str, dirs: list[tuple[str, int]],
+                files: list[tuple[str, int, int]]) -> None:
+    """Write the memo of a walk of ``root``, unless a file or directory was modified less
+    than two seconds ago (a change within the same clock tick would not be seen)."""
+    import binascii
+    import marshal
+    import time
+
+    from accy import config
+    from accy.runtime import cache_files
+
+    recent = time.time_ns() - _RACY_NS
+    if any(m > recent for _, m in dirs) or any(m > recent for _, _, m in files):
+        return
+    payload = marshal.dumps((root, digest, tuple(dirs), tuple(files)))
+    data = _MEMO_MAGIC + binascii.crc32(payload).to_bytes(4, "little") + payload
+    try:
+        cache_files.ensure_directory_str(os.path.dirname(path))
+        if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is None:
+            cache_files.write_cache_file(path, data)
+    except OSError:  # an optimisation: the next process walks the tree again
+        pass
 
 
 def _tree_fingerprint_by_path(root: str, rows: list[str]) -> str:
@@ -201,7 +308,9 @@ def source_fingerprint(*modules: str) -> str:
     of the named top-level packages that are installed (imported or not: a process that
     opened its backend without a full plugin discovery has not imported ``accy_kernels``,
     and must find the entry a discovering process stored; computed once per process), and
-    of every plugin from outside this repository (:func:`_plugin_tops`)."""
+    of every plugin from outside this repository (:func:`_plugin_tops`). A package's digest
+    comes from its memo in the cache directory when every file and directory it lists is
+    unchanged (:func:`_tree_fingerprint`; ``docs/caches.md``)."""
     roots = []
     stamps = [_plugin_stamp(top) for top in _plugin_tops()]
     for name in ("accy", *modules):
