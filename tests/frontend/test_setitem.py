@@ -105,6 +105,40 @@ def test_argument_writes_reach_the_caller(backend: str) -> None:
     assert_close(b, wb)
 
 
+def test_a_written_array_passed_twice_is_one_array_as_in_numpy() -> None:
+    """f(a, a) with x += 1; y += 1 added 1, not numpy's 2 (each argument was traced as a
+    value of its own), and a write through x was not seen through y."""
+    def twice(x, y):
+        x += 1
+        y += 1
+
+    def seen(x, y):
+        x[0] = 100.0
+        return y[0] * 1
+
+    f, a = accy.jit(twice), np.zeros(3)
+    f(a, a)
+    np.testing.assert_array_equal(a, [2.0, 2.0, 2.0])
+    b = np.zeros(3)
+    f(a, b)  # distinct arrays: the ordinary entry
+    np.testing.assert_array_equal(a, [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(b, [1.0, 1.0, 1.0])
+    c = np.arange(3.0)
+    assert accy.jit(seen)(c, c) == 100.0 and c[0] == 100.0
+
+
+def test_a_written_argument_overlapping_another_is_refused() -> None:
+    def f(x, y):
+        x[0] = 100.0
+        return y * 1
+
+    a = np.arange(4.0)
+    with pytest.raises(accy.errors.InputError, match="#0 and #1 share memory"):
+        accy.jit(f)(a[1:], a[:3])
+    np.testing.assert_array_equal(a, np.arange(4.0))  # refused before anything ran
+    np.testing.assert_array_equal(accy.jit(f)(a[2:], a[:2]), [0.0, 1.0])  # disjoint: fine
+
+
 def test_read_only_argument_is_refused() -> None:
     x = A.copy()
     x.setflags(write=False)

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import AccyError, InputError, UnsupportedError
+from accy.frontend.arg_alias import argument_aliases
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.errors import TracerConversionError, conversion_cause, host_store_message
 from accy.frontend.numpy_api import value_of
@@ -166,7 +167,22 @@ class Jitted:
         return self._trace_tree(flatten((_mark_static(args, self.static_argnums), kwargs), []),
                                 types)
 
-    def _trace_tree(self, arg_tree: Any, types: list[TensorType]) -> _Entry:
+    def _alias_entry(self, args: tuple, kwargs: dict, alias: tuple) -> _Entry:
+        """The entry of this signature traced with the aliased argument leaves as one
+        array each (:func:`accy.frontend.arg_alias.argument_aliases`)."""
+        key, _, types = self._signature(args, kwargs)
+        akey = ("aliases", key, alias)
+        entry = self._cache.get(akey)
+        if entry is None:
+            with self._lock:
+                entry = self._cache.get(akey)
+                if entry is None:
+                    tree = flatten((_mark_static(args, self.static_argnums), kwargs), [])
+                    entry = self._cache[akey] = self._trace_tree(tree, types, alias)
+        return entry
+
+    def _trace_tree(self, arg_tree: Any, types: list[TensorType], alias: tuple = ()
+                    ) -> _Entry:
         self.trace_count += 1
         if self.trace_count == 1:
             _warn_host_random(self.fn, self.name)
@@ -175,6 +191,8 @@ class Jitted:
         fb.watch = _trace_budget(self.name)
         trace = Trace(fb, self.name)
         tracers = [Tracer(fb.param(i), trace) for i in range(len(types))]
+        for j, i in alias:  # the same numpy view passed twice: one array in the trace
+            tracers[j] = tracers[i]
         with tracing(trace):
             targs, tkwargs = unflatten(arg_tree, tracers)
             out = _call_traced(self.fn, _unmark(targs), tkwargs)
@@ -310,6 +328,10 @@ class Jitted:
         if current_trace() is not None:  # nested jit: inline into the outer trace
             return self.fn(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
+        if entry.writes:  # a written argument passed twice, or overlapping another one
+            alias = argument_aliases(self.name, leaves, entry.writes)
+            if alias:
+                entry = self._alias_entry(args, kwargs, alias)
         results = self._run(entry, leaves)
         if fast_key is not None and not entry.writes and entry.executable is not None:
             entry.fast = entry.executable.fast_function()

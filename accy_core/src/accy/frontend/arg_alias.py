@@ -1,0 +1,70 @@
+"""Array arguments that share memory with one the jitted function writes into.
+
+A traced function reads every argument as a value of its own, and the values it writes are
+copied back after the run (``accy.frontend.jit``). numpy (and numba) instead write through
+memory, so ``f(a, a)`` whose ``x += 1; y += 1`` adds 2 to ``a`` would add 1 under accy if
+the two arguments were traced as two values. :func:`argument_aliases` finds such calls:
+
+- the same view passed twice (same address, dtype, shape and strides) is traced as one
+  array, so a write through one name is seen through the other, as in numpy;
+- any other overlap (``f(a[1:], a[:-1])``) is refused with an :class:`InputError`: which
+  elements a write reaches through the other view is not expressible in the trace.
+
+Arguments that are only read may share memory freely; only calls of functions that write
+into an argument are checked (they never take the small-call fast path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from accy.errors import InputError
+
+__all__ = ["argument_aliases"]
+
+
+def _same_view(x: np.ndarray, y: np.ndarray) -> bool:
+    return (x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
+            and x.dtype == y.dtype and x.shape == y.shape and x.strides == y.strides)
+
+
+def _overlap(x: np.ndarray, y: np.ndarray) -> bool:
+    if not np.may_share_memory(x, y):  # bounds only: cheap, no false negatives
+        return False
+    try:
+        return bool(np.shares_memory(x, y, max_work=1 << 16))
+    except np.exceptions.TooHardError:
+        return True  # cannot tell cheaply: treat as overlapping
+
+
+def argument_aliases(name: str, leaves: list[Any], writes: tuple[int, ...]) -> tuple:
+    """``((j, i), ...)``: argument leaf ``j`` is the same numpy view as the earlier leaf
+    ``i`` and one of them is written; empty when no written argument shares memory.
+
+    Raises:
+        InputError: a written array argument overlaps another array argument in any other
+            way (a shifted or strided view of the same data).
+    """
+    if not writes:
+        return ()
+    arrays = [(k, x) for k, x in enumerate(leaves) if type(x) is np.ndarray]
+    if len(arrays) < 2:
+        return ()
+    written = set(writes)
+    alias: dict[int, int] = {}
+    for a, (i, x) in enumerate(arrays):
+        for j, y in arrays[a + 1:]:
+            if j in alias or (i not in written and j not in written) or not _overlap(x, y):
+                continue
+            if _same_view(x, y):
+                alias[j] = alias.get(i, i)
+                continue
+            w = i if i in written else j
+            raise InputError(
+                f"{name}: array arguments #{i} and #{j} share memory and the function writes "
+                f"into #{w}; accy reads each argument as a value of its own, so the write "
+                "would not reach the other view as it does in numpy; pass a copy "
+                f"(f(..., a.copy(), ...)) or pass the base array once and slice it inside")
+    return tuple(sorted(alias.items()))
