@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests._backends import require_backend
+
 
 def _backend_names() -> list[str]:
     try:
@@ -21,15 +23,8 @@ def _backend_names() -> list[str]:
 @pytest.fixture(params=_backend_names())
 def backend(request) -> str:
     """Name of a backend that is available here (others skip with their probe's reason)."""
-    from accy.plugins import backend_descriptors
-
     name = request.param
-    desc = backend_descriptors().get(name)
-    if desc is None:
-        pytest.skip(f"backend {name!r} is not installed")
-    probe = desc.probe()
-    if not probe.available:
-        pytest.skip(f"backend {name!r} unavailable: {probe.reason}")
+    require_backend(name)
     return name
 
 

@@ -17,18 +17,9 @@ import accy.numpy as anp
 import numpy as np
 import pytest
 from accy.backend import Geometry
-from accy.errors import BackendUnavailable
 from accy.kernel import KernelBuilder, interpret
-from accy.plugins import open_backend as _open_backend
 
-
-def open_backend(name: str):
-    """The live backend; skip when it cannot run kernels here (the PTX-only harness of
-    ``accy_backend_cuda/tests/test_ptx_programs.py`` runs these tests with ``cuda``)."""
-    try:
-        return _open_backend(name)
-    except BackendUnavailable as e:
-        pytest.skip(str(e))
+from tests._backends import open_live_backend as open_backend
 
 RNG = np.random.default_rng(3)
 

@@ -11,19 +11,10 @@ import accy.numpy as anp
 import numpy as np
 import pytest
 from accy.backend import Geometry
-from accy.errors import BackendUnavailable
 from accy.kernel import KernelBuilder, interpret
 from accy.numerics import saturating_cast
-from accy.plugins import open_backend as _open_backend
 
-
-def open_backend(name: str):
-    """The live backend; skip when it cannot run kernels here (the PTX-only harness of
-    ``accy_backend_cuda/tests/test_ptx_programs.py`` runs these tests with ``cuda``)."""
-    try:
-        return _open_backend(name)
-    except BackendUnavailable as e:
-        pytest.skip(str(e))
+from tests._backends import open_live_backend as open_backend
 
 PAIRS = [(f, i) for f in ("f32", "f64") for i in ("i32", "i64", "u32")]
 NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "u32": np.uint32}

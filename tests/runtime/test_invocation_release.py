@@ -15,6 +15,8 @@ import accy
 import numpy as np
 import pytest
 
+from tests._backends import require_backend
+
 CYCLES = 300
 
 PROGRAM = """
@@ -32,14 +34,9 @@ module {
 
 
 def _open(name: str):
-    from accy.plugins import backend_descriptors, open_backend
+    from accy.plugins import open_backend
 
-    desc = backend_descriptors().get(name)
-    if desc is None:
-        pytest.skip(f"backend {name!r} is not installed")
-    probe = desc.probe()
-    if not probe.available:
-        pytest.skip(f"backend {name!r} unavailable: {probe.reason}")
+    require_backend(name)
     return open_backend(name)
 
 
