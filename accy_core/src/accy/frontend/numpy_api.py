@@ -20,6 +20,7 @@ import numpy as np
 from accy.errors import UnsupportedError, VerifyError
 from accy.frontend.modulus_compare import SWAP as _SWAP
 from accy.frontend.modulus_compare import modulus_compare as _modulus_compare
+from accy.frontend.reduce_axes import _axes, reduced_shape, sum_dtype
 from accy.frontend.trace import (
     Trace,
     array_dtype,
@@ -340,40 +341,6 @@ def astype(x: Any, dtype: Any) -> Any:
 
 
 # ---------------------------------------------------------------- reductions
-def _axes(axis: Any, rank: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(rank))
-    if isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_)):
-        axes: tuple[Any, ...] = (axis,)
-    elif isinstance(axis, (tuple, list)):
-        axes = tuple(axis)
-    else:
-        axes = (axis,)
-    out = []
-    for a in axes:
-        if not isinstance(a, (int, np.integer)) or isinstance(a, (bool, np.bool_)):
-            raise VerifyError(f"axis {a!r} at {user_location()} is not an integer; pass an int, "
-                              "a tuple of ints or None")
-        if not -rank <= int(a) < rank:
-            raise VerifyError(
-                f"axis {a} at {user_location()} is out of range for an array of rank {rank}; "
-                f"use an axis in [{-rank}, {rank - 1}]"
-            )
-        out.append(int(a) % rank)
-    return tuple(out)
-
-
-def sum_dtype(dt: DType) -> DType:
-    """The dtype ``sum``/``cumsum`` accumulate ``dt`` in: numpy's for 8- and 16-bit integers
-    (int8/int16 → int64, uint8/uint16 → uint64), i32 for bool, ``dt`` itself otherwise
-    (accy keeps i32/u32 sums in their dtype, unlike numpy's platform integer)."""
-    if dt == DType.BOOL:
-        return DType.I32
-    if dt.is_int and dt.bits < 32:
-        return DType.U64 if dt.is_unsigned else DType.I64
-    return dt
-
-
 def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
     tr = trace_of(x)
     if tr is None:
@@ -388,13 +355,6 @@ def _reduce(kind: str, np_fn, x: Any, axis: Any, keepdims: bool) -> Any:
         out = getattr(tr.fb, f"reduce_{kind}")(tr.fb.cast(v, DType.U8), axes, keepdims)
         return wrap(tr, tr.fb.cast(out, DType.BOOL))
     return wrap(tr, getattr(tr.fb, f"reduce_{kind}")(v, axes, keepdims))
-
-
-def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...],
-                   keepdims: bool) -> tuple[int, ...]:
-    if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def _masked(a: Any, where_: Any, fill: Any) -> Any:
@@ -458,7 +418,7 @@ def _extreme(kind: str, np_fn: Any, a: Any, axis: Any, keepdims: bool, initial: 
         v = value_of(tr, a)
         axes = _axes(axis, v.type.rank)
         if any(v.type.shape[i] == 0 for i in axes):  # nothing to reduce: numpy gives initial
-            shape = _reduced_shape(tuple(v.type.shape), axes, keepdims)
+            shape = reduced_shape(tuple(v.type.shape), axes, keepdims)
             init = value_of(tr, initial, v.type.dtype)
             return wrap(tr, tr.fb.broadcast_to(init, shape))
     out = _reduce(kind, np_fn, a, axis, keepdims)

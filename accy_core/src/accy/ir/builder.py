@@ -105,12 +105,8 @@ class Builder:
 
     @staticmethod
     def tensor(dtype: str | DType, shape: Sequence[int]) -> TensorType:
-        """Return the tensor type ``dtype[shape]`` (``shape``: a sequence of ints, elements per
-        axis).
-
-        Raises:
-            VerifyError: an unknown dtype, or a shape that is not a sequence of ints >= 0.
-        """
+        """Return the tensor type ``dtype[shape]`` (``shape``: ints >= 0, elements per axis);
+        a VerifyError for an unknown dtype or a shape that is not a sequence of such ints."""
         return TensorType(DType.parse(dtype), shape)
 
     def begin_function(
