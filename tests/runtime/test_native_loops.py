@@ -345,3 +345,29 @@ def test_loops_take_the_small_call_path_with_their_trip_counts():
     assert driver.runs == runs + 4
     assert not np.shares_memory(seen[1], seen[3])
     assert exe.call_fast((X, np.array([2], np.int64))) is None  # not the parameter's dtype
+
+
+def test_threads_calling_one_loop_program_get_their_own_results():
+    # small calls and the ordinary path (a call that finds the executable's lock taken)
+    # run the same loop with tables of their own: every thread gets its own input's result
+    import threading
+
+    f = accy.jit(_two_carries)
+    inputs = [RNG.random((5, 8), dtype=np.float32) for _ in range(4)]
+    wants = [_two_carries_np(x) for x in inputs]
+    f(inputs[0])
+    bad: list[int] = []
+
+    def work(k):
+        for _ in range(100):
+            got = f(inputs[k])
+            if not all(np.allclose(g, w, rtol=1e-5, atol=1e-6)
+                       for g, w in zip(got, wants[k], strict=True)):
+                bad.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads) and not bad
