@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import field
@@ -113,12 +114,17 @@ def tile_geometry(backend: Any, tiles: int, workgroup_size: int) -> tuple[int, i
     """Return ``(groups, lane_stride)`` for a kernel where one work-item walks one tile.
 
     Work-item ``t * lane_stride`` handles tile ``t``; the others idle. On host-memory
-    backends the stride makes the launch at least 65536 work-items so that it is split over
-    threads; elsewhere the stride is 1.
+    backends the stride makes the launch at least ``threads * split_items(backend)``
+    work-items (the pool's threads, :func:`split_items`), so that the pool gives every
+    thread a part and no more idle lanes than that (each costs its guard); elsewhere the
+    stride is 1.
     """
     stride = 1
-    if host_like(backend) and tiles > 0:
-        stride = max(1, -(-65536 // tiles))
+    be = backend_object(backend)
+    if host_like(be) and tiles > 0:
+        threads = getattr(getattr(be, "pool", None), "num_threads", None)
+        threads = threads if isinstance(threads, int) and threads > 0 else os.cpu_count() or 1
+        stride = max(1, -(-(threads * split_items(be)) // tiles))
     items = tiles * stride
     return max(0, -(-items // workgroup_size)), stride
 
