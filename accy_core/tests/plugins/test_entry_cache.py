@@ -128,3 +128,45 @@ def test_installations_sharing_the_table_do_not_rescan_in_turn(site, tmp_path, m
     monkeypatch.setattr(entry_cache, "_scan", no_scan)
     names = _names(entry_cache.entry_points("accy"))
     assert "a" in names and "b" not in names
+
+
+OLD = 1_600_000_000_000_000_000  # ns: older than the memo's racy window
+
+
+def _age(site) -> None:
+    for d, _, files in os.walk(site):
+        for f in files:
+            os.utime(os.path.join(d, f), ns=(OLD, OLD))
+        os.utime(d, ns=(OLD, OLD))
+
+
+@pytest.mark.parametrize("change", ["install", "edit", "new-entry-points", "none"])
+def test_the_state_memo_lists_nothing_and_still_sees_every_change(site, monkeypatch,
+                                                                  change):
+    _install(site, "fake-m", "m", "fake_m_mod")
+    info = site / "fake_m-0.1.dist-info"
+    plain = site / "fake_plain-0.1.dist-info"  # a distribution without entry points
+    plain.mkdir()
+    (plain / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-plain\nVersion: 0.1\n")
+    _age(site)
+    monkeypatch.setattr(sys, "path", [str(site)])  # (the test plugins' directory is young)
+    assert "m" in _names(entry_cache.entry_points("accy"))  # scanned; the memo stored
+    table = entry_cache._read(entry_cache._cache_file(), os.environ["ACCY_CACHE_DIR"])
+    assert entry_cache._memo_state(table["memo"]) == entry_cache.installation_state()
+    if change == "install":
+        _install(site, "fake-n", "n", "fake_n_mod")
+    elif change == "edit":  # in place, as a reinstall over the same directory could
+        (info / "entry_points.txt").write_text("[accy]\nm2 = fake_m_mod\n")
+        os.utime(info / "entry_points.txt", ns=(OLD + 10**9, OLD + 10**9))
+        os.utime(info, ns=(OLD, OLD))
+    elif change == "new-entry-points":
+        (plain / "entry_points.txt").write_text("[accy]\np = fake_p_mod\n")
+    else:
+        def no_listing(path):
+            raise AssertionError("listed although nothing changed")
+
+        monkeypatch.setattr(entry_cache.os, "scandir", no_listing)
+    names = _names(entry_cache.entry_points("accy"))
+    want = {"install": {"m", "n"}, "edit": {"m2"}, "new-entry-points": {"m", "p"},
+            "none": {"m"}}[change]
+    assert want <= set(names) and (change != "edit" or "m" not in names)

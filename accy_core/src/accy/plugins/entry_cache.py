@@ -11,7 +11,10 @@ the ``sys.path`` entries that hold distributions, in order, and in each the name
 importlib.metadata on the next start. The file remembers the latest eight states, so
 virtual environments that share a cache directory do not rebuild it in turn. Computing the
 state costs one ``scandir`` per ``sys.path`` entry and one ``stat`` per distribution (about
-a millisecond for a virtual environment of 100 packages).
+a millisecond for a virtual environment of 100 packages); a later start takes it from the
+memo stored in the file (:func:`_memo_state`: one ``stat`` per entry and distribution,
+nothing listed, nothing raised) while every path entry, every ``entry_points.txt`` and the
+directory of every distribution without one keeps its recorded modification time.
 
 The file is read and written through :mod:`accy.runtime.cache_files` (private directory,
 0600 file, written atomically); one that is unreadable, malformed or for another state is
@@ -88,28 +91,107 @@ def installation_state() -> str:
     ``entry_points.txt`` modification times (entries without any — a script's directory,
     the standard library — cannot provide entry points and are left out, so scripts run
     from different directories share one table)."""
+    return _scan_state()[0]
+
+
+def _scan_state() -> tuple[str, dict[str, Any]]:
+    """:func:`installation_state`, with its memo: every ``sys.path`` entry's modification
+    time (and absolute path), and the path and modification time of each distribution's
+    ``entry_points.txt`` or, where it has none, of its directory (creating the file
+    changes that)."""
     h = sha256(f"{_FORMAT}|{sys.version}|{sys.prefix}\n".encode())
+    rows: list[list[Any]] = []
     for entry in sys.path:
+        where = os.path.abspath(entry or ".")
         try:
-            with os.scandir(entry or ".") as it:
+            mtime = os.stat(entry or ".").st_mtime_ns  # before the listing: a later change
+            with os.scandir(entry or ".") as it:  # shows as another time
                 names = [e.name for e in it if e.name.endswith(_DIST_SUFFIXES)]
         except OSError:  # absent, a file or a zip archive: its own mtime stands for it
             try:
-                h.update(f"\0{entry}|{os.stat(entry).st_mtime_ns}\n".encode(
-                    errors="surrogateescape"))
+                mtime = os.stat(entry).st_mtime_ns
+                h.update(f"\0{entry}|{mtime}\n".encode(errors="surrogateescape"))
             except OSError:
-                pass
+                mtime = None
+            rows.append([entry, where, mtime, None])
             continue
+        dists: list[list[Any]] = []
+        rows.append([entry, where, mtime, dists])
         if not names:
             continue
         h.update(f"\0{entry}\n".encode(errors="surrogateescape"))
         for name in sorted(names):
+            dist = os.path.join(entry, name)
             try:
-                mtime = os.stat(os.path.join(entry, name, "entry_points.txt")).st_mtime_ns
+                dist_mtime = os.stat(dist).st_mtime_ns
+            except OSError:
+                dist_mtime = None
+            try:
+                ep_mtime = os.stat(os.path.join(dist, "entry_points.txt")).st_mtime_ns
             except OSError:  # no entry points, or a single-file .egg-info
-                mtime = -1
-            h.update(f"{name}:{mtime}\n".encode(errors="surrogateescape"))
-    return h.hexdigest()
+                ep_mtime = -1
+            h.update(f"{name}:{ep_mtime}\n".encode(errors="surrogateescape"))
+            # what tells a change: the file, or where it has none its directory (creating
+            # entry_points.txt changes the directory's mtime)
+            dists.append([os.path.join(dist, "entry_points.txt"), ep_mtime] if ep_mtime != -1
+                         else [dist, dist_mtime])
+    digest = h.hexdigest()
+    return digest, {"key": _memo_key(), "digest": digest, "entries": rows}
+
+
+def _memo_key() -> str:
+    return f"{_FORMAT}|{sys.version}|{sys.prefix}|{sys.path!r}"
+
+
+def _memo_state(memo: Any) -> str | None:
+    """The installation state a memo (:func:`_scan_state`) recorded, when every path entry
+    and distribution it names is unchanged (one ``stat`` each, no listing), else ``None``."""
+    if type(memo) is not dict or memo.get("key") != _memo_key():
+        return None
+    digest, rows = memo.get("digest"), memo.get("entries")
+    if type(digest) is not str or type(rows) is not list or len(rows) != len(sys.path):
+        return None
+    try:
+        for row, now in zip(rows, sys.path, strict=True):
+            if row[0] != now or not _entry_current(*row):
+                return None
+    except (OSError, TypeError, ValueError):
+        return None
+    return digest
+
+
+def _entry_current(entry: str, where: str, mtime: Any, dists: Any) -> bool:
+    """Whether the ``sys.path`` entry a memo row describes is as it was then."""
+    if where != os.path.abspath(entry or "."):
+        return False
+    if dists is None:  # not a directory then: absent, a file or a zip archive
+        try:
+            st = os.stat(entry)
+        except OSError:
+            return mtime is None
+        return st.st_mtime_ns == mtime and not os.path.isdir(entry)
+    stat = os.stat
+    if stat(entry or ".").st_mtime_ns != mtime:  # a distribution added or removed
+        return False
+    for path, path_mtime in dists:  # an entry_points.txt, or a directory without one
+        if stat(path).st_mtime_ns != path_mtime:
+            return False
+    return True
+
+
+def _storable(memo: dict[str, Any]) -> bool:
+    """Whether nothing the memo records was modified in the last two seconds (a change
+    within the same clock tick could not be told apart)."""
+    import time
+
+    recent = time.time_ns() - 2_000_000_000
+    for _, _, mtime, dists in memo["entries"]:
+        if mtime is not None and mtime > recent:
+            return False
+        for _, path_mtime in dists or ():
+            if path_mtime is None or path_mtime > recent:
+                return False
+    return True
 
 
 def cache_path() -> Path:
@@ -188,9 +270,13 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
         return _scan(group), {}
     root = config.cache_dir_str()
     path = _cache_file()
-    state = installation_state()
     table = _read(path, root) or {}
-    states = table.get("states") if table.get("format") == _FORMAT else None
+    ours = table.get("format") == _FORMAT
+    state = _memo_state(table.get("memo")) if ours else None
+    memo = None  # a fresh memo to store, when the table's did not answer
+    if state is None:
+        state, memo = _scan_state()
+    states = table.get("states") if ours else None
     states = states if isinstance(states, dict) else {}
     groups = states.get(state)
     rows = groups.get(group) if isinstance(groups, dict) else None
@@ -204,6 +290,8 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
             if not isinstance(backends, dict) or not all(
                     isinstance(k, str) and isinstance(v, str) for k, v in backends.items()):
                 backends = {}
+            if memo is not None and _storable(memo):  # the next start skips the listing
+                _write(path, root, {**table, "memo": memo})
             return found, backends
     found = _scan(group)
     groups = dict(groups) if isinstance(groups, dict) else {}
@@ -214,7 +302,10 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
     states.pop(state, None)
     states[state] = groups
     kept = dict(list(states.items())[-_KEEP_STATES:])
-    _write(path, root, {"format": _FORMAT, "states": kept})
+    out: dict[str, Any] = {"format": _FORMAT, "states": kept}
+    if memo is not None and _storable(memo):
+        out["memo"] = memo
+    _write(path, root, out)
     return found, {}
 
 
