@@ -295,3 +295,17 @@ def test_max_min_of_bool_are_or_and_and() -> None:
 def test_a_non_integer_axis_is_an_accy_error() -> None:
     with pytest.raises(accy.errors.VerifyError, match="is not an integer"):
         accy.jit(lambda x: x.sum(axis=1.0))(np.ones((2, 2)))
+
+
+def test_copyto_writes_into_a_traced_array() -> None:
+    """np.copyto(dst, src) on a traced dst was an UnsupportedFunctionError."""
+    def f(a, b, m):
+        np.copyto(a, b, where=m)
+        np.copyto(b, 7.0)
+
+    a, b = np.zeros(3), np.arange(3.0) + 1
+    accy.jit(f)(a, b, np.array([True, False, True]))
+    np.testing.assert_array_equal(a, [1.0, 0.0, 3.0])
+    np.testing.assert_array_equal(b, [7.0, 7.0, 7.0])
+    with pytest.raises(accy.errors.VerifyError, match="cannot cast float64 to int32"):
+        accy.jit(lambda x, y: np.copyto(x, y))(np.zeros(2, np.int32), np.ones(2))

@@ -24,6 +24,7 @@ from accy.frontend.array_more_api import (
     atleast_3d,
     broadcast_arrays,
     convolve,
+    copyto,
     correlate,
     cross,
     digitize,
@@ -284,7 +285,8 @@ __all__ = [
     "percentile", "ptp", "quantile", "trapezoid",
     # array functions (accy.frontend.array_more_api)
     "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays", "convolve",
-    "correlate", "cross", "digitize", "fill_diagonal", "identity", "inner", "interp", "isin",
+    "copyto", "correlate", "cross", "digitize", "fill_diagonal", "identity", "inner", "interp",
+    "isin",
     "kron", "moveaxis", "repeat", "searchsorted", "select", "split", "tensordot", "tile",
     "vdot",
     # rearranging and index helpers (accy.frontend.rearrange_api)

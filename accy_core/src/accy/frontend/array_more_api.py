@@ -46,7 +46,7 @@ from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 
 __all__ = ["array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
-           "convolve", "correlate", "cross", "digitize", "fill_diagonal", "identity",
+           "convolve", "copyto", "correlate", "cross", "digitize", "fill_diagonal", "identity",
            "inner", "interp", "isin", "kron", "moveaxis", "repeat", "searchsorted", "select",
            "split", "tensordot", "tile", "vdot"]
 
@@ -223,6 +223,32 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
 
 
 # ---------------------------------------------------------------- writes and shapes
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """numpy's ``copyto``: write ``src`` (broadcast) into the traced ``dst`` in place, where
+    the bool mask ``where`` is true; ``casting`` as numpy's (an f64 ``src`` into an int32
+    ``dst`` needs ``casting="unsafe"``).
+
+    Raises:
+        VerifyError: ``src``'s dtype cannot be cast under ``casting``.
+        UnsupportedError: ``dst`` is a numpy array made inside the jitted function.
+    """
+    if _eager(dst, src, where) and not isinstance(dst, Tracer):
+        np.copyto(dst, src, casting=casting, where=where)
+        return
+    if not isinstance(dst, Tracer):
+        raise UnsupportedError(
+            f"copyto at {user_location()} into a numpy array made inside the jitted function "
+            "with traced values: make the array traced (np.zeros_like(t))",
+            feature="copyto host", alternative="np.zeros_like")
+    if isinstance(src, (Tracer, np.ndarray)) and \
+            not np.can_cast(src.dtype, dst.dtype, casting=casting):
+        raise _err("copyto", f"cannot cast {src.dtype} to {dst.dtype} with casting="
+                   f"{casting!r}; pass casting='unsafe' or cast src")
+    from accy.frontend.numpy_api import where as select  # the parameter shadows where()
+
+    dst[...] = src if where is True else select(where, src, dst)
+
+
 def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     """Write ``val`` (a scalar, or values repeated along the diagonal) into the main
     diagonal of the traced ``a`` in place, as numpy's (``wrap`` for tall matrices).
