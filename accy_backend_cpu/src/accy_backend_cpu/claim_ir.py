@@ -30,6 +30,14 @@ __all__ = ["claim_ir", "pause"]
 
 _RANGE = "1048575"  # the ticket's next-range field (20 bits)
 
+#: the finished count's and the job words' addresses, at the top of a function of ``%ctl``
+_WORDS = """  %donep = getelementptr i64, ptr %ctl, i64 {done}
+  %fnp = getelementptr i64, ptr %ctl, i64 {job}
+  %ptrsp = getelementptr i64, ptr %ctl, i64 {job1}
+  %scp = getelementptr i64, ptr %ctl, i64 {job2}
+  %gp = getelementptr i64, ptr %ctl, i64 {job3}
+"""
+
 _IR = """
 define internal void @run_part(i64 %fn, ptr %ptrs, ptr %sc, i64 %groups, i64 %ranges,
                                i64 %p) nounwind {{
@@ -53,12 +61,7 @@ entry:
 
 define internal i64 @claim_all(ptr %ctl) nounwind {{
 entry:
-  %donep = getelementptr i64, ptr %ctl, i64 {done}
-  %fnp = getelementptr i64, ptr %ctl, i64 {job}
-  %ptrsp = getelementptr i64, ptr %ctl, i64 {job1}
-  %scp = getelementptr i64, ptr %ctl, i64 {job2}
-  %gp = getelementptr i64, ptr %ctl, i64 {job3}
-  br label %loop
+{words}  br label %loop
 loop:
   %ran = phi i64 [ 0, %entry ], [ %ran1, %run ]
   %t = atomicrmw add ptr %ctl, i64 1 acq_rel, align 8
@@ -93,12 +96,7 @@ entry:
 define internal void @post(ptr %ctl, i64 %fn, ptr %ptrs, ptr %sc, i64 %groups,
                            i64 %ranges) nounwind {{
 entry:
-  %donep = getelementptr i64, ptr %ctl, i64 {done}
-  %fnp = getelementptr i64, ptr %ctl, i64 {job}
-  %ptrsp = getelementptr i64, ptr %ctl, i64 {job1}
-  %scp = getelementptr i64, ptr %ctl, i64 {job2}
-  %gp = getelementptr i64, ptr %ctl, i64 {job3}
-  store i64 %fn, ptr %fnp, align 8
+{words}  store i64 %fn, ptr %fnp, align 8
   %pi = ptrtoint ptr %ptrs to i64
   store i64 %pi, ptr %ptrsp, align 8
   %si = ptrtoint ptr %sc to i64
@@ -135,5 +133,5 @@ def claim_ir(triple: str, job: int, done: int) -> str:
     """The claim-loop functions of the module docstring for a control block whose job
     starts at word ``job`` and whose finished count is word ``done``, on ``triple`` (the
     caller declares ``@llvm.x86.sse2.pause`` there: :func:`pause`)."""
-    return _IR.format(done=done, job=job, job1=job + 1, job2=job + 2, job3=job + 3,
-                      range=_RANGE, pause=pause(triple)[1])
+    words = _WORDS.format(done=done, job=job, job1=job + 1, job2=job + 2, job3=job + 3)
+    return _IR.format(words=words, range=_RANGE, pause=pause(triple)[1])
