@@ -158,6 +158,19 @@ def test_int64_with_a_wide_python_constant(fn):
     np.testing.assert_array_equal(accy.jit(fn)(x), fn(x))
 
 
+@pytest.mark.parametrize("dt", [np.int32, np.uint8, np.int64])
+def test_shift_by_the_width_or_more_or_a_negative_count_is_numpys(dt):
+    """numpy gives 0 (-1 for a negative x shifted right) for a count outside
+    0 .. bits-1; accy masked the count (i32 1 << 32 was 1)."""
+    bits = np.iinfo(dt).bits
+    x = np.array([1, 6, np.iinfo(dt).max, np.iinfo(dt).min], dt)
+    n = np.array([bits, bits + 1, -1 if np.iinfo(dt).min < 0 else 2 * bits, 1], dt)
+    f = accy.jit(lambda a, m: (a << m, a >> m, a << bits, a >> (bits + 2)))
+    for got, want in zip(f(x, n), (x << n, x >> n, x << dt(bits), x >> dt(bits + 2)),
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_python_int_beyond_64_bits_is_a_verify_error():
     """numpy's OverflowError from inside accy's constant conversion escaped."""
     with pytest.raises(accy.errors.VerifyError, match="does not fit i64"):

@@ -152,11 +152,19 @@ def _shift(x1: Any, x2: Any, left: bool) -> Any:
                                feature="shift")
     x = astype(x1, dt.numpy) if hasattr(x1, "dtype") else x1
     n = x2
+    # numpy's answer for a count outside 0 .. bits-1 (negative too): 0, or -1 for a negative
+    # x shifted right (npy_lshift / npy_rshift); the loop below sees only the low bits
+    fill = where(less(x, 0), -1, 0) if not left and not dt.is_unsigned else 0
+    if isinstance(n, (int, np.integer)) and not isinstance(n, Tracer) and \
+            not 0 <= int(n) < dt.bits:
+        return where(True, fill, x)  # x's shape and dtype
     for k in range(dt.bits.bit_length() - 1):  # shift counts 0 .. bits-1, bit by bit
         p = 1 << (1 << k)
         bit = not_equal(_bitand(n, 1 << k), 0)
         x = where(bit, multiply(x, p) if left else floor_divide(x, p), x)
-    return x
+    if isinstance(n, (int, np.integer)) and not isinstance(n, Tracer):
+        return x
+    return where(logical_or(less(n, 0), greater(n, dt.bits - 1)), fill, x)
 
 
 def _bitand(n: Any, m: int) -> Any:
