@@ -72,11 +72,12 @@ _empty = np.empty
 _ndarray = np.ndarray
 
 
-#: a weak reference to the latest prepared entry used (any thread): a solver's repeated
-#: calls with one matrix find it without building the cache key (still checked against the
-#: matrix every call; threads alternating matrices only miss it and look the key up); weak,
-#: so that it never keeps a dropped matrix's arrays alive. (A module global: a
-#: ``threading.local`` attribute cost ~0.1 us a call.)
+#: the latest prepared entry used (any thread): a solver's repeated calls with one matrix
+#: find it without building the cache key (still checked against the matrix every call;
+#: threads alternating matrices only miss it and look the key up). Cleared when its matrix
+#: is collected (the entry's weak-reference callback), forgotten or cleared, so it never
+#: keeps a dropped matrix's arrays alive. (A module global: a ``threading.local``
+#: attribute cost ~0.1 us a call.)
 _recent: Any = None
 _drops = WeakDrops(_lock, _entries, lambda e: e.ref)
 
@@ -87,7 +88,8 @@ _paths: dict[tuple, str] = {}
 _environ = os.environ
 _stat = os.stat
 _clock = time.monotonic
-_token: list = [-1.0, None]  # (when taken, token)
+_until = -1.0  # the clock's time until which _tok is trusted
+_tok: tuple | None = None
 
 
 def _tuning_token() -> tuple:
@@ -95,20 +97,19 @@ def _tuning_token() -> tuple:
     file's (mtime, size), looked at again at most every ``TOKEN_SECONDS`` (a ``stat`` costs
     about as much as the whole product of a small matrix) — a change sends the next call
     through the dispatcher again. Only the variant choice depends on it, never the result."""
-    now = _clock()
-    if now - _token[0] < TOKEN_SECONDS:
-        return _token[1]
-    _refresh(now)
-    return _token[1]
+    if _clock() >= _until:
+        _refresh()
+    return _tok
 
 
-def _refresh(now: float) -> None:
+def _refresh() -> None:
     """Read the tuning-cache token again; an unchanged one keeps its identity (the fast
     path compares tokens with ``is`` first)."""
+    global _tok, _until
     token = _read_token()
-    if token != _token[1]:
-        _token[1] = token
-    _token[0] = now
+    if token != _tok:
+        _tok = token
+    _until = _clock() + TOKEN_SECONDS
 
 
 def _read_token() -> tuple:
@@ -130,7 +131,7 @@ class _Prepared:
 
     __slots__ = ("ref", "indptr", "indices", "data", "shape", "dtype", "n_rows", "pointers",
                  "launch", "err", "call", "starts", "split", "lock", "token", "choice", "backend",
-                 "free", "x_shape", "x_strides", "acquire", "release", "__weakref__")
+                 "free", "n_cols", "x_strides", "note", "acquire", "release", "__weakref__")
 
     def __init__(self, A: Any, backend: Any, be: Any, token: tuple, choice: tuple,
                  key: tuple) -> None:
@@ -146,11 +147,13 @@ class _Prepared:
         self.dtype = A.data.dtype
         self.backend = backend
         self.token, self.choice = token, choice
+        self.note = choice[3]  # what _dispatch.note_choice records
         self.lock = threading.Lock()
         self.acquire, self.release = self.lock.acquire, self.lock.release
         self.free = key[2]
-        # what a call's x must have (1-D, contiguous; any strides for one element)
-        self.x_shape = (n_cols,)
+        # what a call's x must have: n_cols elements, 1-D and contiguous (strides of one
+        # element: 1-D; None: any strides for at most one element, checked by ndim)
+        self.n_cols = n_cols
         self.x_strides = (self.dtype.itemsize,) if n_cols > 1 else None
         size = min(A.indices.size, A.data.size)
         check_host(A.indptr, A.indices, n_cols, size)  # as the ordinary path would raise
@@ -182,7 +185,15 @@ class _Prepared:
             self.pointers[0] = ctypes.addressof(self.err)
             self.pointers[2:6] = arrays
             self.split = _split(self, array_address)
-        self.ref = weakref.ref(A, _drops.callback(key))
+        drop = _drops.callback(key)
+
+        def collected(ref: Any) -> None:  # A died: drop the entry, and the recent one
+            global _recent
+            if _recent is not None and _recent.ref is ref:
+                _recent = None
+            drop(ref)
+
+        self.ref = weakref.ref(A, collected)
 
     def bad_structure(self) -> None:
         """Raise the InputError naming what the check kernel flagged in ``A``'s arrays."""
@@ -235,8 +246,8 @@ def _prepare(A: Any, x: np.ndarray, backend: Any, free: bool, key: tuple) -> _Pr
     be = backend_object(backend)
     if not _preparable(A, be):
         return None
-    _refresh(_clock())
-    token = _token[1]
+    _refresh()
+    token = _tok
     kwargs = {"A": A, "x": x, "dtype": _FLOATS[A.data.dtype], "options": {}}
     var, lookup = tuned("spmv", be, kwargs, None if free else ("csr_scalar", "csr_vector"))
     if var is not None and var.name != "csr_scalar":
@@ -262,8 +273,7 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
     if type(x) is not _ndarray or _CAPTURE.get() is not None \
             or _OPEN[0] and _LAST.capture is not None:
         return None
-    r = _recent
-    e = r() if r is not None else None
+    e = _recent
     if e is None or e.ref() is not A or e.backend is not backend and e.backend != backend \
             or e.free is not free:
         e = _entry(A, x, backend, free)
@@ -273,13 +283,12 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
             or A.shape != e.shape:
         _forget(e)  # replaced arrays or a new shape: prepare again next time
         return None
-    if x.dtype is not e.dtype and x.dtype != e.dtype or x.shape != e.x_shape \
-            or e.x_strides is not None and x.strides != e.x_strides:
+    if x.dtype is not e.dtype and x.dtype != e.dtype or x.size != e.n_cols \
+            or (x.strides != e.x_strides if e.x_strides is not None else x.ndim != 1):
         return None
-    token = _token
-    if _clock() - token[0] >= TOKEN_SECONDS:
-        _refresh(_clock())
-    if token[1] is not e.token and token[1] != e.token:
+    if _clock() >= _until:
+        _refresh()
+    if _tok is not e.token and _tok != e.token:
         _forget(e)
         return None
     y = _empty(e.n_rows, e.dtype)
@@ -293,7 +302,7 @@ def fast_spmv(A: Any, x: Any, backend: Any, free: bool) -> np.ndarray | None:
             return None
         if not done:
             e.bad_structure()
-    _LAST.choice = e.choice[3]  # what _dispatch.note_choice records
+    _LAST.choice = e.note
     return y
 
 
@@ -316,7 +325,7 @@ def _entry(A: Any, x: np.ndarray, backend: Any, free: bool) -> _Prepared | None:
             while len(_entries) > MAX_ENTRIES:
                 _entries.popitem(last=False)
     global _recent
-    _recent = weakref.ref(e)
+    _recent = e
     return e
 
 
