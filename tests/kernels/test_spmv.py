@@ -142,6 +142,12 @@ def test_layout_cache_reused_and_never_stale(backend, fmt, options):
         y = ak.spmv(A, x, fmt, backend=backend, **options)
         assert lc.cache_info()["misses"] == misses + 1
         np.testing.assert_allclose(y, A @ x, rtol=1e-12, atol=1e-12)
+    # an edit that breaks the structure is refused (checked once per content, when built)
+    kept = A.indices[5]
+    A.indices[5] = 400
+    with pytest.raises(InputError, match=r"A.indices\[5\] = 400 .* out of range"):
+        ak.spmv(A, x, fmt, backend=backend, **options)
+    A.indices[5] = kept
     # a different object with equal content gets its own (correct) entry; results identical
     B = A.copy()
     np.testing.assert_allclose(ak.spmv(B, x, fmt, backend=backend, **options),

@@ -26,6 +26,7 @@ from accy_kernels._common import groups_for, launch_windows, window
 from accy_kernels._layout_cache import cached_layout
 from accy_kernels.sparse_api import csr_arrays
 from accy_kernels.spmv_coo import add_coo
+from accy_kernels.spmv_csr_check import check_host
 
 __all__ = ["PAD", "ell_kernel", "ell_layout", "run"]
 
@@ -84,8 +85,17 @@ def ell_layout(indptr, cols, data, n_rows: int, width: int):
 
 
 def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=None) -> np.ndarray:
-    """Return ``A @ x`` through ELL (+ COO tail); option ``width`` (entries per row)."""
-    indptr, cols, data = csr_arrays(A, x.dtype)
+    """Return ``A @ x`` through ELL (+ COO tail); option ``width`` (entries per row).
+
+    The structure check (:mod:`accy_kernels.spmv_csr_check`) runs when the layout is built,
+    once per matrix content (the layout cache's checksum covers the arrays it checks, and the
+    shape), not on every call.
+
+    Raises:
+        InputError: unknown option, bad width, or row pointers / column indices out of range
+            (the position named).
+    """
+    indptr, cols, data = csr_arrays(A, x.dtype, check=False)
     n_rows = A.shape[0]
     opts = dict(options or {})
     width = opts.pop("width", None)
@@ -103,10 +113,13 @@ def run(backend, candidate: Candidate, A, x: np.ndarray, dtype: str, options=Non
         # columns past the longest row would be padding only (and a width beyond 2**31 - 1
         # overflowed the kernel's i32 scalar, and allocated n_rows * width on the host)
         width = min(width, int(lengths.max()) if lengths.size else 0)
+    def build():
+        check_host(indptr, cols, A.shape[1], min(cols.size, data.size))  # once per content
+        return ell_layout(indptr, cols, data, n_rows, width)
+
     # cached per matrix object + content checksum (see _layout_cache): solvers call repeatedly
     ell_cols, ell_vals, t_rows, t_cols, t_vals = cached_layout(
-        A, ("ell", width, data.dtype.str), (indptr, cols, data),
-        lambda: ell_layout(indptr, cols, data, n_rows, width))
+        A, ("ell", width, data.dtype.str), (indptr, cols, data), build)
     wg = candidate.workgroup_size
     plan = Plan("spmv.ell")
     y = plan.output(dtype, n_rows)
