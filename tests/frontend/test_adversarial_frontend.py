@@ -171,6 +171,19 @@ def test_shift_by_the_width_or_more_or_a_negative_count_is_numpys(dt):
         np.testing.assert_array_equal(got, want)
 
 
+def test_comparison_with_an_int_outside_the_dtype_is_numpys_answer():
+    """numpy 2 answers x_u8 < 256 (all True) and x_u32 == -1 (all False); accy refused the
+    constant ('does not fit u8')."""
+    u8, u32 = np.array([0, 7, 255], np.uint8), np.array([0, 2**32 - 1], np.uint32)
+    got = accy.jit(lambda a, b: (a < 256, 300 > a, a >= -1, b == -1, b != -1, -1 < b))(u8, u32)
+    want = (u8 < 256, 300 > u8, u8 >= -1, u32 == -1, u32 != -1, -1 < u32)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == np.bool_ and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(accy.errors.VerifyError, match="does not fit u8"):
+        accy.jit(lambda a: a + 256)(u8)  # arithmetic still refuses it, as numpy's
+
+
 def test_python_int_beyond_64_bits_is_a_verify_error():
     """numpy's OverflowError from inside accy's constant conversion escaped."""
     with pytest.raises(accy.errors.VerifyError, match="does not fit i64"):

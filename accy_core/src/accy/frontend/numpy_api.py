@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import UnsupportedError, VerifyError
+from accy.frontend.int_compare import out_of_range_compare
 from accy.frontend.modulus_compare import SWAP as _SWAP
 from accy.frontend.modulus_compare import modulus_compare as _modulus_compare
 from accy.frontend.reduce_axes import _axes, reduced_shape, sum_dtype
@@ -179,6 +180,10 @@ def binary_op(name: str, symbol: str, a: Any, b: Any) -> Any:
                 feature=f"bool {name}")
         method = _BOOL_AS[name]  # numpy: + and maximum are 'or', * and minimum are 'and'
     shape = broadcast_shape(f"a {symbol} b", shape_of(a), shape_of(b))
+    if name in _COMPARE and dt.is_int:  # x_u8 < 256: numpy 2 answers from the constant
+        res = out_of_range_compare(tr, name, a, b, dt, shape)
+        if res is not None:
+            return res
     fb = tr.fb
     va, vb = (fb.broadcast_to(value_of(tr, x, dt), shape) for x in (a, b))
     return wrap(tr, getattr(fb, method)(va, vb))
