@@ -25,15 +25,19 @@ from accy_kernels._common import MAX_ELEMS, groups_for
 __all__ = ["RELEASE_ENTRIES", "SPLIT_ENTRIES", "WORK_PER_ENTRY", "bind_csr", "bind_sell",
            "native_cpu", "split_work"]
 
-#: rows + stored entries from which a product is split over the pool's threads: with the
-#: native workers' ~2 us round trip (accy_backend_cpu.native_pool), from a single-thread
-#: product of about 4 us (~0.5 ns a row or entry in cache on the 2-core Zen 3). Read when a
-#: matrix is prepared (bench/kernels.py raises it to time one thread)
-SPLIT_ENTRIES = 1 << 13
+#: rows + stored entries from which a product is split over the pool's threads. A split
+#: costs more than the native workers' ~2 us round trip: on the 2-core Zen 3 (idle, lead's
+#: run of bench/kernels.py --only spmv) cryg2500 (14,849 rows + entries, ~9.5 us on one
+#: thread) took 10.6 us split, rajat01 (50,083; 36.5 us) 26 us and pushpull (200,305; 168 us)
+#: 91 us, so ~5-6 us a split (the round trip, and each core fetching its half of the matrix
+#: and of y from the other's L2): it pays from ~12 us of one-thread work, and with a margin
+#: from about twice that (~0.75 ns a row or entry in cache). Read when a matrix is prepared
+#: (bench/kernels.py raises it to time one thread)
+SPLIT_ENTRIES = 1 << 15
 #: the pool's work (``bind_native_call(works=)``, ``bind_launch(work=)``; in cheap
 #: elementwise work-items, ~0.25 ns each on the pool's cost model) of a row or stored entry
-#: (~0.5 ns in cache: three loads and a multiply-add), so a product of SPLIT_ENTRIES is two
-#: threads of the pool's ``min_items_per_thread`` (8192)
+#: (~0.5 ns in cache: three loads and a multiply-add), so a product of SPLIT_ENTRIES is
+#: split into two threads by the pool's ``min_items_per_thread`` (8192) rule
 WORK_PER_ENTRY = 2
 #: stored entries from which a native call releases the GIL around its kernels
 RELEASE_ENTRIES = 1 << 14
