@@ -309,3 +309,16 @@ def test_copyto_writes_into_a_traced_array() -> None:
     np.testing.assert_array_equal(b, [7.0, 7.0, 7.0])
     with pytest.raises(accy.errors.VerifyError, match="cannot cast float64 to int32"):
         accy.jit(lambda x, y: np.copyto(x, y))(np.zeros(2, np.int32), np.ones(2))
+
+
+def test_bool_products_and_implicit_einsum_outputs_are_numpys() -> None:
+    """bool @ bool reached dot_general, which takes no bool (numpy: a logical product);
+    einsum("ii") (an implicit output with a repeated label) was refused as a diagonal."""
+    r = np.random.default_rng(1)
+    a, b, m = r.random((3, 4)) > 0.5, r.random((4, 2)) > 0.5, r.random((3, 3))
+    f = accy.jit(lambda x, y, z: (x @ y, np.einsum("ij,jk", x, y), np.einsum("ii", z),
+                                  np.einsum("ba", z)))
+    for got, want in zip(f(a, b, m), (a @ b, np.einsum("ij,jk", a, b), np.einsum("ii", m),
+                                      np.einsum("ba", m)), strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want)

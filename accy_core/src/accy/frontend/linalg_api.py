@@ -26,7 +26,7 @@ from accy.frontend.numpy_api import (
     wrap,
 )
 from accy.frontend.trace import user_location
-from accy.ir import Value
+from accy.ir import DType, Value
 
 __all__ = ["dot", "einsum", "matmul", "multi_dot", "outer"]
 
@@ -58,6 +58,9 @@ def matmul(a: Any, b: Any) -> Any:
     if not sa or not sb:
         raise _matmul_error(a, b, "operands must have rank >= 1")
     dt = common(a, b)
+    if dt == DType.BOOL:  # numpy's: any(a_ik and b_kj), from an i32 count
+        out = matmul(wrap(tr, value_of(tr, a, DType.I32)), wrap(tr, value_of(tr, b, DType.I32)))
+        return wrap(tr, tr.fb.cast(out.value, DType.BOOL))
     fb = tr.fb
     va, vb = value_of(tr, a, dt), value_of(tr, b, dt)
     if len(sa) == 1:
@@ -144,19 +147,25 @@ def _expand_ellipsis(subscripts: str, operands: tuple) -> str:
 
 
 def einsum(subscripts: str, *operands: Any) -> Any:
-    """``numpy.einsum``; operands are promoted to a common dtype. A repeated index within
-    one operand (``"ii->i"``, ``"bii->b"``) takes its diagonal; ``...`` (with an explicit
-    output) stands for the leading axes."""
+    """``numpy.einsum``; operands are promoted to a common dtype (bool: counted in i32,
+    then ``!= 0``, numpy's logical sum). A repeated index within one operand (``"ii->i"``,
+    ``"bii->b"``, ``"ii"``) takes its diagonal; without ``->`` the output is numpy's (the
+    labels used once, sorted); ``...`` (with an explicit output) stands for leading axes."""
     tr = trace_of(*operands)
     if tr is None:
         return np.einsum(subscripts, *operands)
     if "..." in subscripts:
         subscripts = _expand_ellipsis(subscripts, operands)
-    if "->" in subscripts:
-        subscripts, operands = _diagonals(subscripts, operands)
+    if "->" not in subscripts:  # numpy's implicit output: the labels used once, sorted
+        ins = subscripts.replace(" ", "")
+        subscripts = ins + "->" + "".join(sorted(c for c in set(ins) if c.isalpha()
+                                                 and ins.count(c) == 1))
+    subscripts, operands = _diagonals(subscripts, operands)
     dt = common(*operands)
-    vals: Sequence[Value] = [value_of(tr, x, dt) for x in operands]
-    return wrap(tr, tr.fb.einsum(vals, None, subscripts))
+    vals: Sequence[Value] = [value_of(tr, x, DType.I32 if dt == DType.BOOL else dt)
+                             for x in operands]
+    out = tr.fb.einsum(vals, None, subscripts)
+    return wrap(tr, tr.fb.cast(out, DType.BOOL) if dt == DType.BOOL else out)
 
 
 def _chain_order(dims: list[int]) -> list[list[int]]:
