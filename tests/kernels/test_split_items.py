@@ -1,14 +1,14 @@
 """Families size the idle lanes of their few-heavy-work-item launches by the CPU pool's own
-split threshold (``accy.families.split_items``: the pool's ``min_items_per_thread``), not by
-a constant of their own: the tile gather's launch follows the pool's setting."""
+split threshold (``accy.families.split_items``: the pool's ``min_items_per_thread``; times
+its threads: ``split_lanes``), not by a constant of their own: the tile gather's launch
+follows the pool's setting."""
 
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import numpy as np
-from accy.families import split_items
+from accy.families import split_items, split_lanes, tile_geometry
 from accy.families.runner import SPLIT_ITEMS, capture_plans
 from accy.plugins import open_backend
 
@@ -29,10 +29,11 @@ def test_split_items_is_the_pools_threshold(monkeypatch):
     assert split_items(SimpleNamespace()) == SPLIT_ITEMS  # no pool: the CPU pool's default
     src = np.arange(1000, dtype=np.float32)
     idx = np.random.default_rng(1).integers(0, 1000, 1 << 17).astype(np.int32)
-    threads = os.cpu_count() or 1
+    threads = be.pool.num_threads
     for per in (4096, 32768):
         monkeypatch.setattr(be.pool, "min_items_per_thread", per)
-        assert split_items(be) == per
+        assert split_items(be) == per and split_lanes(be) == per * threads
+        assert tile_geometry(be, 3, 64)[1] == -(-per * threads // 3)  # tiles' lane stride
         items = _gather_items(src, idx)
         # enough lanes for every thread's share, and not twice that
         assert per * threads <= items < 2 * per * threads + 4 * threads * 64

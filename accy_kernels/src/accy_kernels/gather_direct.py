@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 from accy.errors import InternalError
-from accy.families import Candidate, Plan, check_indices, host_like, split_items
+from accy.families import Candidate, Plan, check_indices, host_like, split_lanes
 from accy.kernel import E, KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div, groups_for
@@ -148,7 +148,7 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
     fused = mode == "raise" and indices.size > 0
     bad = [plan.output("i32", 1)] if fused else []
     if outer == 1 and inner == 1 and total > 0 and host_like(backend):
-        tiles, chunk, stride = _host_tiles(total, split_items(backend))
+        tiles, chunk, stride = _host_tiles(total, split_lanes(backend))
         plan.launch(gather_tile_kernel(dtype, index_dtype, mode, fused),
                     ceil_div(tiles * stride, TILE_WORKGROUP), [out, *bad, s, ix],
                     [("i32", total), ("i32", n), ("i32", chunk), ("i32", stride),
@@ -166,17 +166,16 @@ def run(backend, candidate: Candidate, src: np.ndarray, indices: np.ndarray, axi
 INLINE_TOTAL = 1 << 16
 
 
-def _host_tiles(total: int, split: int) -> tuple[int, int, int]:
+def _host_tiles(total: int, lanes: int) -> tuple[int, int, int]:
     """``(tiles, chunk, lane_stride)`` of the host tile gather: one tile for a small
-    output, else four per CPU thread, spaced so that the pool (which splits a launch at
-    ``split`` work-items per thread: :func:`accy.families.split_items`) gives every thread
-    its share."""
+    output, else four per CPU thread, spaced over ``lanes`` work-items so that the pool
+    gives every thread its share (:func:`accy.families.split_lanes`)."""
     if total < INLINE_TOTAL:
         return 1, total, 1
     threads = os.cpu_count() or 1
     chunk = ceil_div(total, 4 * threads)
     tiles = ceil_div(total, chunk)
-    return tiles, chunk, ceil_div(split * threads, tiles)
+    return tiles, chunk, ceil_div(lanes, tiles)
 
 
 def raise_flagged(flag: list[np.ndarray], indices: np.ndarray, n: int, family: str) -> None:

@@ -62,7 +62,6 @@ from accy.families import (
     backend_object,
     host_like,
     loop_budget,
-    split_items,
     tile_geometry,
 )
 from accy.kernel import KernelBuilder, call, where
@@ -354,13 +353,9 @@ def reduce_kernel(dtype: str, has_dst: bool, workgroup_size: int, lanes: int = 1
 
 def tile_launch(backend, tiles: int) -> tuple[int, int]:
     """``(groups, stride)`` of the histogram launch: on a host backend, enough idle lanes that
-    the pool (split at :func:`accy.families.split_items` lanes per thread) gives every
-    thread its tiles."""
-    groups, stride = tile_geometry(backend, tiles, TILE_WG)
-    if host_like(backend):
-        stride = max(stride, ceil_div(split_items(backend) * backend_threads(backend), tiles))
-        groups = ceil_div(tiles * stride, TILE_WG)
-    return groups, stride
+    the pool gives every thread its tiles (:func:`accy.families.tile_geometry` spaces the
+    tiles over :func:`accy.families.split_lanes` lanes)."""
+    return tile_geometry(backend, tiles, TILE_WG)
 
 
 def run(backend, candidate: Candidate, dst: np.ndarray | None, indices: np.ndarray,

@@ -37,10 +37,9 @@ the work-items share the keys, not the buckets (16M f32 keys, CPU time at load ~
 from __future__ import annotations
 
 import functools
-import os
 
 import numpy as np
-from accy.families import Candidate, Plan, host_like, loop_budget, split_items, tile_geometry
+from accy.families import Candidate, Plan, host_like, loop_budget, split_lanes, tile_geometry
 from accy.kernel import KernelBuilder, call, where
 
 from accy_kernels._common import ceil_div
@@ -213,9 +212,7 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
         plan.launch(scatter_kernel(dtype, descending, "none", "i32", "i32", True, MSD_BITS),
                     groups, [msd_keys, counts, src, offsets], scalars)
         bucket_slots = [msd_keys, tmp]
-    threads = os.cpu_count() or 1
-    # every pool thread gets its work-items (the pool splits at split_items per thread)
-    lanes = ceil_div(split_items(backend) * threads, ITEMS)
+    lanes = ceil_div(split_lanes(backend), ITEMS)  # every pool thread gets its work-items
     plan.launch(bucket_kernel(dtype, descending, argsort), ceil_div(ITEMS * lanes, WORKGROUP),
                 bucket_slots + [counts, offsets],
                 [("i32", n), ("i32", tiles), ("i32", lanes), ("i32", ITEMS)])

@@ -49,7 +49,6 @@ from accy.families import (
     clamp_tile,
     host_like,
     loop_budget,
-    split_items,
     tile_geometry,
 )
 from accy.kernel import E, KernelBuilder, where
@@ -318,12 +317,9 @@ def run(backend, candidate: Candidate, keys: np.ndarray, values: np.ndarray | No
     else:
         chunk = choose_chunk(n, candidate, backend, bits)
     tiles = max(1, ceil_div(n, chunk))
+    # few heavy work-items: tile_geometry spaces them over enough idle lanes (split_lanes)
+    # that the CPU pool gives every thread a tile
     groups, stride = tile_geometry(backend, tiles, WORKGROUP)
-    if fuse:
-        # few heavy work-items: enough idle lanes that the CPU pool (which splits a launch at
-        # split_items work-items per thread) gives every thread a tile
-        stride = max(stride, ceil_div(split_items(backend) * (os.cpu_count() or 1), tiles))
-        groups = ceil_div(tiles * stride, WORKGROUP)
     plan = Plan(f"{mode}.radix")
     vst = "i32" if mode == "argsort" else _value_storage(values)
     final_vdt = "i64" if mode == "argsort" else vst

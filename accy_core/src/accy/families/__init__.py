@@ -36,6 +36,7 @@ from accy.families.runner import (
     backend_object,
     host_like,
     split_items,
+    split_lanes,
     tile_geometry,
 )
 from accy.families.validate import (
@@ -76,6 +77,7 @@ __all__ = [
     "reset",
     "resolve",
     "split_items",
+    "split_lanes",
     "tile_geometry",
     "variant_runs_on",
 ]

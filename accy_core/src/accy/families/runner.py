@@ -29,7 +29,8 @@ import numpy as np
 from accy.records import record
 
 __all__ = ["MAX_WORK_ITEMS", "SPLIT_ITEMS", "CapturedRun", "Plan", "Slot", "backend_object",
-           "capture_plans", "check_launch", "host_like", "split_items", "tile_geometry"]
+           "capture_plans", "check_launch", "host_like", "split_items", "split_lanes",
+           "tile_geometry"]
 
 _NUMPY = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64,
           "u32": np.uint32, "bool": np.bool_}
@@ -110,21 +111,28 @@ def split_items(backend: Any) -> int:
     return per if isinstance(per, int) and not isinstance(per, bool) and per > 0 else SPLIT_ITEMS
 
 
+def split_lanes(backend: Any) -> int:
+    """Work-items a host launch needs for its backend's pool to give every thread a part:
+    the pool's ``num_threads`` (the CPU count where the backend has no pool that says)
+    times :func:`split_items`. Families space the few working lanes of a tile launch over
+    at least this many."""
+    threads = getattr(getattr(backend_object(backend), "pool", None), "num_threads", None)
+    threads = threads if isinstance(threads, int) and threads > 0 else os.cpu_count() or 1
+    return threads * split_items(backend)
+
+
 def tile_geometry(backend: Any, tiles: int, workgroup_size: int) -> tuple[int, int]:
     """Return ``(groups, lane_stride)`` for a kernel where one work-item walks one tile.
 
     Work-item ``t * lane_stride`` handles tile ``t``; the others idle. On host-memory
-    backends the stride makes the launch at least ``threads * split_items(backend)``
-    work-items (the pool's threads, :func:`split_items`), so that the pool gives every
-    thread a part and no more idle lanes than that (each costs its guard); elsewhere the
-    stride is 1.
+    backends the stride makes the launch at least :func:`split_lanes` work-items, so that
+    the pool gives every thread a part, and no more idle lanes than that (each costs its
+    guard); elsewhere the stride is 1.
     """
     stride = 1
     be = backend_object(backend)
     if host_like(be) and tiles > 0:
-        threads = getattr(getattr(be, "pool", None), "num_threads", None)
-        threads = threads if isinstance(threads, int) and threads > 0 else os.cpu_count() or 1
-        stride = max(1, -(-(threads * split_items(be)) // tiles))
+        stride = max(1, -(-split_lanes(be) // tiles))
     items = tiles * stride
     return max(0, -(-items // workgroup_size)), stride
 
