@@ -322,3 +322,12 @@ def test_bool_products_and_implicit_einsum_outputs_are_numpys() -> None:
                                       np.einsum("ba", m)), strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_puts_nan_last_as_numpy(side: str) -> None:
+    """A NaN query was placed before everything (NaN < x is false for every x)."""
+    a = np.array([1.0, 2.0, np.nan, np.nan])
+    v = np.array([np.nan, 1.5, np.inf, -np.inf, 2.0])
+    got = accy.jit(lambda x, y: np.searchsorted(x, y, side=side))(a, v)
+    np.testing.assert_array_equal(got, np.searchsorted(a, v, side=side))

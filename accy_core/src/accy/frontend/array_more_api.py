@@ -27,12 +27,17 @@ from accy.frontend.numpy_api import (
     _axes,
     add,
     astype,
+    common,
     divide,
     equal,
     greater_equal,
     less,
     less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
     multiply,
+    not_equal,
     shape_of,
     subtract,
     sum,
@@ -409,6 +414,10 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     vv = v if isinstance(v, Tracer) else np.asarray(v)
     ve = reshape(vv, tuple(shape_of(vv)) + (1,))
     hit = less(a, ve) if side == "left" else less_equal(a, ve)
+    if common(a, ve).is_float:  # numpy's order puts NaN last: above every number
+        v_nan = not_equal(ve, ve)
+        hit = logical_or(hit, v_nan if side == "right" else
+                         logical_and(v_nan, logical_not(not_equal(a, a))))
     return astype(sum(astype(hit, np.int32), axis=-1), np.int32)
 
 
