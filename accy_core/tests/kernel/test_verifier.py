@@ -91,3 +91,10 @@ def test_fingerprint_is_stable_and_text_readable():
     assert k.fingerprint() == make([Store("y", GID, Load("x", GID, "f32"))]).fingerprint()
     assert "y[global_id] = x[global_id]:f32" in k.to_text()
     assert len(k.fingerprint()) == 64
+
+
+@pytest.mark.parametrize("wg", [32.5, "64", None])
+def test_workgroup_size_that_is_not_an_int_is_refused(wg):
+    """KernelBuilder("k", 32.5) built a kernel that failed only at launch."""
+    with pytest.raises(VerifyError, match="workgroup_size must be an int"):
+        verify_kernel(Kernel("k", BUFFERS, SCALARS, (), wg))

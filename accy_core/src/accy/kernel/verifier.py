@@ -11,6 +11,7 @@ and the statement (``kernel 'k': stmt 3.1 ...``).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from accy.errors import VerifyError
@@ -326,6 +327,11 @@ def verify_kernel(kernel: ir.Kernel) -> None:
         VerifyError: the first problem found; the message names the kernel and statement.
     """
     c = _Checker(kernel, uniform_variables(kernel)[1])
+    try:  # 32.5 verified, then failed at launch
+        operator.index(kernel.workgroup_size)
+    except TypeError:
+        raise c.fail("header", f"workgroup_size must be an int, got "
+                     f"{kernel.workgroup_size!r}") from None
     if kernel.workgroup_size < 1:
         raise c.fail("header", f"workgroup_size must be >= 1, got {kernel.workgroup_size}")
     names: set[str] = set()
