@@ -33,6 +33,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from accy.hashing import sha256
@@ -104,7 +105,7 @@ def _walk_fingerprint(root: str, dirs: list[tuple[str, int]],
     return _digest(rows)
 
 
-_MEMO_MAGIC = b"ACCYSRC1"
+_MEMO_MAGIC = b"ACCYSRC3\n"
 _RACY_NS = 2_000_000_000  # a file or directory modified this recently is not memoised
 
 
@@ -123,10 +124,9 @@ def _memo_digest(path: str, root: str) -> str | None:
     """The digest the memo at ``path`` holds for ``root`` when every directory it lists has
     its recorded modification time (so the same entries: a file added, removed or renamed
     changes its directory's) and every file its recorded size and modification time (an
-    edit in place changes those), else ``None``. A memo that is refused, does not check
-    (CRC-32) or decode is ``None`` too."""
-    import binascii
-    import marshal
+    edit in place changes those), else ``None``. A memo that is refused or does not decode
+    or whose sha256 does not check is ``None`` too."""
+    import json
 
     from accy import config
     from accy.runtime import cache_files
@@ -137,34 +137,41 @@ def _memo_digest(path: str, root: str) -> str | None:
         data = cache_files.read_cache_file(path)
     except OSError:
         return None
-    head = len(_MEMO_MAGIC) + 4
-    if data[:len(_MEMO_MAGIC)] != _MEMO_MAGIC or int.from_bytes(
-            data[len(_MEMO_MAGIC):head], "little") != binascii.crc32(memoryview(data)[head:]):
+    head = len(_MEMO_MAGIC) + 65  # the magic, the payload's sha256 (hex) and a newline
+    if not data.startswith(_MEMO_MAGIC) or \
+            sha256(data[head:]).hexdigest().encode() != data[len(_MEMO_MAGIC):head - 1]:
         return None
-    stat = os.stat
     try:
-        got, digest, dirs, files = marshal.loads(memoryview(data)[head:])
-        if got != root or type(digest) is not str or not dirs:
+        got, version, digest, dirs, files, stamp = json.loads(data[head:])
+        if got != root or version != sys.hexversion or type(digest) is not str or not dirs:
             return None
+        # map: the stat calls in one C loop (a Python loop cost as much as the calls)
         prefix = root + os.sep
-        for rel, mtime in dirs:
-            if stat(prefix + rel if rel else root).st_mtime_ns != mtime:
-                return None
-        for rel, size, mtime in files:
-            st = stat(prefix + rel)
-            if st.st_mtime_ns != mtime or st.st_size != size:
-                return None
-    except (OSError, EOFError, ValueError, TypeError):
+        dir_mtimes = tuple(map(_MTIME, map(os.stat, map(prefix.__add__, dirs))))
+        found = list(map(os.stat, map(prefix.__add__, files)))
+        if _stamp(dir_mtimes, tuple(map(_MTIME, found)), tuple(map(_SIZE, found))) != stamp:
+            return None
+    except (OSError, ValueError, TypeError):
         return None
     return digest
+
+
+def _stamp(dir_mtimes: tuple[int, ...], mtimes: tuple[int, ...], sizes: tuple[int, ...]) -> int:
+    """What the memo compares: Python's hash of the integers (the same in every process of
+    one Python version: ints are not salted), so a new process parses one number, not
+    ~600."""
+    return hash((dir_mtimes, mtimes, sizes))
+
+
+_MTIME = attrgetter("st_mtime_ns")
+_SIZE = attrgetter("st_size")
 
 
 def _store_memo(path: str, root: str, digest: str, dirs: list[tuple[str, int]],
                 files: list[tuple[str, int, int]]) -> None:
     """Write the memo of a walk of ``root``, unless a file or directory was modified less
     than two seconds ago (a change within the same clock tick would not be seen)."""
-    import binascii
-    import marshal
+    import json
     import time
 
     from accy import config
@@ -173,8 +180,11 @@ def _store_memo(path: str, root: str, digest: str, dirs: list[tuple[str, int]],
     recent = time.time_ns() - _RACY_NS
     if any(m > recent for _, m in dirs) or any(m > recent for _, _, m in files):
         return
-    payload = marshal.dumps((root, digest, tuple(dirs), tuple(files)))
-    data = _MEMO_MAGIC + binascii.crc32(payload).to_bytes(4, "little") + payload
+    stamp = _stamp(tuple(m for _, m in dirs), tuple(m for _, _, m in files),
+                   tuple(z for _, z, _ in files))
+    payload = json.dumps([root, sys.hexversion, digest, [d for d, _ in dirs],
+                          [f for f, _, _ in files], stamp]).encode()
+    data = _MEMO_MAGIC + sha256(payload).hexdigest().encode() + b"\n" + payload
     try:
         cache_files.ensure_directory_str(os.path.dirname(path))
         if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is None:
