@@ -108,3 +108,10 @@ def test_compile_output_that_is_a_file_is_an_error_line(program, tmp_path, capsy
     (tmp_path / "taken").write_text("")
     code, res = _main(capsys, "compile", str(program), "-b", "cpu", "-o", str(tmp_path / "taken"))
     assert code == 2 and "cannot create the output directory" in res.err
+
+
+def test_compile_of_an_empty_module_is_an_error_line(tmp_path, capsys):
+    """It wrote nothing and exited 0, where accy run says the module has no functions."""
+    (tmp_path / "empty.accy").write_text("")
+    code, res = _main(capsys, "compile", str(tmp_path / "empty.accy"), "-o", str(tmp_path / "o"))
+    assert code == 2 and "no functions to compile" in res.err

@@ -38,6 +38,8 @@ def _compile(args: argparse.Namespace) -> int:
             backend=args.backend,
         )
     module = load_program(args.program)
+    if not module.functions:  # as accy run / accy.compile say, rather than writing nothing
+        raise InputError(f"{args.program}: module has no functions to compile")
     products = run_stages(
         module, PassContext(target_profile=be.target_profile(), backend=args.backend)
     )
