@@ -331,3 +331,21 @@ def test_searchsorted_puts_nan_last_as_numpy(side: str) -> None:
     v = np.array([np.nan, 1.5, np.inf, -np.inf, 2.0])
     got = accy.jit(lambda x, y: np.searchsorted(x, y, side=side))(a, v)
     np.testing.assert_array_equal(got, np.searchsorted(a, v, side=side))
+
+
+def test_order_expand_dims_tuple_and_traced_fill_values() -> None:
+    """reshape/ravel/flatten/copy(order=...) and np.expand_dims(a, (0, -1)) were raw
+    TypeErrors, x.argsort() and x.nbytes unsupported, np.full_like(a, a.max()) refused."""
+    x = np.arange(12.0).reshape(3, 4)
+
+    def f(a):
+        r = a.reshape(4, 3, order="F")
+        r[0, 0] = -1.0  # a copy, as numpy's: a is unchanged
+        return (a, r, a.ravel("F"), a.flatten("F"), a.copy(order="F"), np.expand_dims(a, (0, -1)),
+                a.argsort(axis=0), a * a.nbytes, np.full_like(a, a.max()))
+
+    for got, want in zip(accy.jit(f)(x.copy()), f(x.copy()), strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(accy.errors.VerifyError, match="order must be"):
+        accy.jit(lambda a: a.reshape(12, order="Q"))(x)

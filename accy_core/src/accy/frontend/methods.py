@@ -61,7 +61,6 @@ _METHOD_HINTS = {
     "nonzero": "a boolean mask with anp.where (the count of nonzeros is data-dependent)",
     "item": "return the array from the jitted function and read it outside",
     "tolist": "return the array from the jitted function and read it outside",
-    "argsort": "anp.argsort(x, axis)",
 }
 
 
@@ -248,9 +247,9 @@ def _method(fname: str, doc: str) -> Any:
     return m
 
 
-def _reshape(self: Tracer, *shape: Any) -> Any:
-    """``accy.numpy.reshape(x, shape)``; ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-    return shape_api.reshape(self, shape[0] if len(shape) == 1 else shape)
+def _reshape(self: Tracer, *shape: Any, order: str = "C") -> Any:
+    """``accy.numpy.reshape(x, shape, order)``; ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    return shape_api.reshape(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 def _transpose(self: Tracer, *axes: Any) -> Any:
@@ -258,8 +257,9 @@ def _transpose(self: Tracer, *axes: Any) -> Any:
     return shape_api.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
 
-def _copy(self: Tracer) -> Tracer:
-    """A new array with the same values (writes to it do not reach ``x``)."""
+def _copy(self: Tracer, order: str = "K") -> Tracer:
+    """A new array with the same values (writes to it do not reach ``x``); ``order`` is
+    numpy's memory layout, which a traced array does not have."""
     return Tracer(self.value, self.trace)
 
 
@@ -318,8 +318,13 @@ def _install_methods() -> None:
     Tracer.real = property(lambda self: self, doc="The real part (the array itself).")  # type: ignore
     Tracer.imag = property(lambda self: shape_api.zeros_like(self),  # type: ignore
                            doc="The imaginary part of a real array: zeros.")
-    Tracer.flatten = lambda self: shape_api.reshape(_copy(self), (-1,))  # type: ignore
-    Tracer.flatten.__doc__ = "A flattened copy (1-D)."
+    Tracer.flatten = lambda self, order="C": shape_api.reshape(_copy(self), (-1,), order)  # type: ignore
+    Tracer.flatten.__doc__ = "A flattened copy (1-D, in numpy's ``order``)."
+    Tracer.argsort = _method("argsort", "argsort(x, axis)")  # type: ignore[attr-defined]
+    Tracer.nbytes = property(lambda self: self.size * self.dtype.itemsize,  # type: ignore
+                             doc="Bytes of the values (numpy's nbytes).")
+    Tracer.itemsize = property(lambda self: self.dtype.itemsize,  # type: ignore
+                               doc="Bytes of one element.")
     Tracer.reshape = _reshape  # type: ignore[attr-defined]
     Tracer.transpose = _transpose  # type: ignore[attr-defined]
     Tracer.copy = _copy  # type: ignore[attr-defined]

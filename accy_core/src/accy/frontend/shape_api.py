@@ -50,15 +50,29 @@ def _resolve_shape(size: int, newshape: Any) -> tuple[int, ...]:
     return shape
 
 
-def reshape(a: Any, newshape: Any) -> Any:
-    """``a`` with shape ``newshape`` (row-major order; one extent may be -1).
+def _order(what: str, order: str) -> bool:
+    """Whether numpy's ``order`` asks for column-major (``"F"``); ``"C"``, ``"A"`` and
+    ``"K"`` are row-major for a traced array (its values are laid out row-major)."""
+    if order not in ("C", "F", "A", "K"):
+        raise _shape_error(what, f"order must be 'C', 'F', 'A' or 'K', got {order!r}")
+    return order == "F"
+
+
+def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
+    """``a`` with shape ``newshape`` (one extent may be -1), read and written in numpy's
+    ``order``: row-major (a view that follows writes), or ``"F"`` column-major (a copy,
+    as numpy's for a row-major array).
 
     Raises:
-        VerifyError: the element counts differ (names the user's line).
+        VerifyError: the element counts differ (names the user's line), or a bad order.
     """
     tr = trace_of(a)
     if tr is None:
-        return np.reshape(a, newshape)
+        return np.reshape(a, newshape, order=order)
+    if _order("reshape", order):
+        shape = _resolve_shape(a.size if isinstance(a, Tracer) else int(np.size(a)), newshape)
+        out = transpose(reshape(transpose(a), tuple(shape)[::-1]))
+        return wrap(tr, value_of(tr, out))  # detached: not a view
     shape = _resolve_shape(a.size if isinstance(a, Tracer) else int(np.size(a)), newshape)
     out = wrap(tr, tr.fb.reshape(value_of(tr, a), shape))
     if not isinstance(a, Tracer):
@@ -96,14 +110,19 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return transpose(a, perm)
 
 
-def expand_dims(a: Any, axis: int) -> Any:
-    """``a`` with a new axis of extent 1 at ``axis``."""
+def expand_dims(a: Any, axis: Any) -> Any:
+    """``a`` with new axes of extent 1 at ``axis`` (an int or a tuple, positions in the
+    result as numpy's)."""
     if trace_of(a) is None or not isinstance(a, Tracer):  # host data stays host data
         return np.expand_dims(a, axis)
-    shape = list(a.shape)
-    pos = axis if axis >= 0 else len(shape) + 1 + axis
-    shape.insert(pos, 1)
-    return reshape(a, shape)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    rank = len(a.shape) + len(axes)
+    pos = {int(x) % rank for x in axes if isinstance(x, (int, np.integer)) and -rank <= x < rank}
+    if len(pos) != len(axes):
+        raise _shape_error("expand_dims", f"axis {axis!r} must be distinct ints in "
+                           f"[{-rank}, {rank}) for a result of rank {rank}")
+    dims = iter(a.shape)
+    return reshape(a, [1 if i in pos else next(dims) for i in range(rank)])
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
@@ -119,11 +138,11 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     return reshape(a, [s for i, s in enumerate(a.shape) if i not in axes])
 
 
-def ravel(a: Any) -> Any:
-    """``a`` flattened to 1-D."""
+def ravel(a: Any, order: str = "C") -> Any:
+    """``a`` flattened to 1-D (in numpy's ``order``, see :func:`reshape`)."""
     if trace_of(a) is None:
-        return np.ravel(a)
-    return reshape(a, (-1,))
+        return np.ravel(a, order=order)
+    return reshape(a, (-1,), order)
 
 
 def broadcast_to(a: Any, shape: Any) -> Any:
@@ -208,6 +227,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, what: str = "full") 
         VerifyError: ``fill_value`` does not fit ``dtype``; ``shape`` is not a tuple of
             non-negative ints (``what`` names the creation function in the message).
     """
+    if isinstance(fill_value, Tracer):  # np.full_like(a, a.max()): the value broadcast
+        dims = _creation_dims(what, shape)
+        v = value_of(fill_value.trace, fill_value,
+                     None if dtype is None else DType.parse(dtype))
+        if v.type.rank:
+            v = value_of(fill_value.trace, broadcast_to(wrap(fill_value.trace, v), dims))
+        return wrap(fill_value.trace, fill_value.trace.fb.broadcast_to(v, dims))
     dt = _dtype(dtype, fill_value)
     dims = _creation_dims(what, shape)
     try:
