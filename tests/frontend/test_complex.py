@@ -80,6 +80,22 @@ def test_edge_values_and_the_boundary():
     assert "complex" not in text and "f32[4]" in text
 
 
+@pytest.mark.parametrize("cdt", [np.complex64, np.complex128])
+def test_division_has_numpys_bits_and_its_zero_divisor(cdt):
+    """numpy multiplies by scl = 1 / (br + bi * rat) (accy divided: an ulp off) and gives
+    inf/NaN parts for a zero divisor (accy gave NaN + NaN j for (1 + 1j) / 0)."""
+    r = np.random.default_rng(0)
+    a = (r.standard_normal(256) + 1j * r.standard_normal(256)).astype(cdt)
+    b = (r.standard_normal(256) * 10.0 ** r.integers(-3, 3, 256) + 1j * r.standard_normal(256)
+         ).astype(cdt)
+    a[:3], b[:3] = [1 + 1j, 0j, np.inf], 0
+    got = accy.jit(lambda x, y: x / y)(a, b)
+    with np.errstate(all="ignore"):
+        want = a / b
+    np.testing.assert_array_equal(got.real, want.real)
+    np.testing.assert_array_equal(got.imag, want.imag)
+
+
 def test_refusals_name_the_capability_or_the_line():
     z = np.ones(3, np.complex128)
     from accy.plugins import backend_descriptors

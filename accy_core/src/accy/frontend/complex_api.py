@@ -212,17 +212,22 @@ def multiply(a: Any, b: Any) -> Any:
 
 
 def divide(a: Any, b: Any) -> Any:
-    """``a / b`` by Smith's algorithm (numpy's: no overflow in ``|b|**2``)."""
+    """``a / b`` by Smith's algorithm exactly as numpy's complex divide loop computes it
+    (``scl = 1 / (br + bi * rat)`` multiplied in, so the same bits; a zero divisor gives
+    ``a.real / 0`` and ``a.imag / 0``: inf or NaN parts, as numpy's)."""
     (ar, ai), (br, bi) = _parts(a), _parts(b)  # a real divisor too: numpy's special values
     n, m, s, d, w = (numpy_api.add, numpy_api.multiply, numpy_api.subtract, numpy_api.divide,
                      numpy_api.where)
-    big = numpy_api.greater_equal(numpy_api.abs(br), numpy_api.abs(bi))
+    abr, abi = numpy_api.abs(br), numpy_api.abs(bi)
+    big = numpy_api.greater_equal(abr, abi)
     r1 = d(bi, br)
-    den1 = n(br, m(bi, r1))
-    re1, im1 = d(n(ar, m(ai, r1)), den1), d(s(ai, m(ar, r1)), den1)
+    scl1 = d(1.0, n(br, m(bi, r1)))
+    re1, im1 = m(n(ar, m(ai, r1)), scl1), m(s(ai, m(ar, r1)), scl1)
     r2 = d(br, bi)
-    den2 = n(m(br, r2), bi)
-    re2, im2 = d(n(m(ar, r2), ai), den2), d(s(m(ai, r2), ar), den2)
+    scl2 = d(1.0, n(bi, m(br, r2)))
+    re2, im2 = m(n(m(ar, r2), ai), scl2), m(s(m(ai, r2), ar), scl2)
+    zero = numpy_api.logical_and(numpy_api.equal(abr, 0), numpy_api.equal(abi, 0))
+    re1, im1 = w(zero, d(ar, abr), re1), w(zero, d(ai, abr), im1)
     return ComplexTracer(w(big, re1, re2), w(big, im1, im2))
 
 
