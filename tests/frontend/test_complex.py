@@ -96,6 +96,13 @@ def test_division_has_numpys_bits_and_its_zero_divisor(cdt):
     np.testing.assert_array_equal(got.imag, want.imag)
 
 
+def test_make_complex_of_host_arrays_is_numpys():
+    """Outside a trace it raised AttributeError ('ndarray' has no 'accy_dtype')."""
+    z = anp.make_complex(np.ones(2, np.float32), np.array([0.0, 2.0], np.float32))
+    assert z.dtype == np.complex64
+    np.testing.assert_array_equal(z, [1 + 0j, 1 + 2j])
+
+
 def test_refusals_name_the_capability_or_the_line():
     z = np.ones(3, np.complex128)
     from accy.plugins import backend_descriptors

@@ -187,8 +187,12 @@ class ComplexTracer:
 
 
 # ---------------------------------------------------------------- elementwise
-def make_complex(re: Any, im: Any) -> ComplexTracer:
-    """``re + 1j * im`` from two traced float arrays (broadcast, promoted to one dtype)."""
+def make_complex(re: Any, im: Any) -> Any:
+    """``re + 1j * im`` from two traced float arrays (broadcast, promoted to one dtype);
+    on host data (outside a trace) numpy's complex array."""
+    if numpy_api.trace_of(re, im) is None:
+        re, im = np.asarray(re), np.asarray(im)
+        return (re + 1j * im).astype(np.result_type(re.dtype, im.dtype, np.complex64))
     return ComplexTracer(re, im)
 
 
