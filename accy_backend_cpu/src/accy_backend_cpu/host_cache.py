@@ -30,23 +30,32 @@ HostInfo = tuple[str, str, str, tuple[int, ...]]  # triple, cpu, features, llvm 
 _KEEP = 8  # host keys remembered in one file
 _VARYING = ("mhz", "bogomips", "processor", "apicid", "core id", "physical id", "siblings",
             "cpu cores")
+_VARYING_BYTES = tuple(v.encode() for v in _VARYING)
 
 
 def _first_cpu_block() -> bytes | None:
-    try:
-        with open("/proc/cpuinfo", "rb") as f:  # read only the first processor's block
+    try:  # read only the first processor's block (os.read: no file object to make)
+        fd = os.open("/proc/cpuinfo", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
             data = b""
             while b"\n\n" not in data:
-                chunk = f.read(4096)
+                chunk = os.read(fd, 4096)
                 if not chunk:
                     break
                 data += chunk
+        finally:
+            os.close(fd)
     except OSError:
         return None
     block = data.split(b"\n\n", 1)[0]
-    keep = [ln for ln in block.splitlines()
-            if not any(v in ln.split(b":", 1)[0].strip().lower().decode(errors="replace")
-                       for v in _VARYING)]
+    keep = []
+    for ln in block.splitlines():
+        key = ln.split(b":", 1)[0].lower()  # (the varying words are ASCII)
+        for v in _VARYING_BYTES:
+            if v in key:
+                break
+        else:
+            keep.append(ln)
     return b"\n".join(keep) if keep else None
 
 

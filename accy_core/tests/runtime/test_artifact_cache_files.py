@@ -247,3 +247,16 @@ def test_an_unwritable_cache_warns_once(tmp_path):
             cache.store(f"k{i}", _art())
     (w,) = _cache_warnings(record)
     assert "is not writable" in str(w) and str(in_the_way) in str(w)
+
+
+def test_a_write_is_atomic_0600_and_needs_no_tempfile(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tempfile", None)  # importing it would now fail
+    target = tmp_path / "cache" / "sub" / "file.bin"
+    cache_files.write_cache_file(target, b"one")
+    cache_files.write_cache_file(target, b"two")  # replaced whole
+    assert target.read_bytes() == b"two"
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(target.parent).st_mode) == 0o700
+    assert os.listdir(target.parent) == ["file.bin"]  # no temporary left
