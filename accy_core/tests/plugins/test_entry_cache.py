@@ -170,3 +170,20 @@ def test_the_state_memo_lists_nothing_and_still_sees_every_change(site, monkeypa
     want = {"install": {"m", "n"}, "edit": {"m2"}, "new-entry-points": {"m", "p"},
             "none": {"m"}}[change]
     assert want <= set(names) and (change != "edit" or "m" not in names)
+
+
+def test_a_busy_script_directory_keeps_the_memo_and_a_new_distribution_there_is_seen(
+        site, tmp_path, monkeypatch):
+    _install(site, "fake-s", "s", "fake_s_mod")
+    script_dir = tmp_path / "scripts"  # written to just now: within the racy window
+    script_dir.mkdir()
+    _age(site)
+    monkeypatch.setattr(sys, "path", [str(script_dir), str(site)])
+    entry_cache.entry_points("accy")
+    table = entry_cache._read(entry_cache._cache_file(), os.environ["ACCY_CACHE_DIR"])
+    assert table["memo"]["entries"][0][2] == -1  # stored, that directory to be listed
+    (script_dir / "out.txt").write_text("a script's output")
+    assert entry_cache._memo_state(table["memo"]) == entry_cache.installation_state()
+    _install(script_dir, "fake-t", "t", "fake_t_mod")
+    assert entry_cache._memo_state(table["memo"]) is None
+    assert {"s", "t"} <= set(_names(entry_cache.entry_points("accy")))

@@ -171,8 +171,13 @@ def _entry_current(entry: str, where: str, mtime: Any, dists: Any) -> bool:
             return mtime is None
         return st.st_mtime_ns == mtime and not os.path.isdir(entry)
     stat = os.stat
-    if stat(entry or ".").st_mtime_ns != mtime:  # a distribution added or removed
-        return False
+    if stat(entry or ".").st_mtime_ns != mtime:  # a distribution added or removed?
+        if dists:
+            return False
+        # an entry that held none (a script's directory: written to often) still holds
+        # none: its listing, not the whole state's, decides
+        with os.scandir(entry or ".") as it:
+            return not any(e.name.endswith(_DIST_SUFFIXES) for e in it)
     for path, path_mtime in dists:  # an entry_points.txt, or a directory without one
         if stat(path).st_mtime_ns != path_mtime:
             return False
@@ -181,13 +186,17 @@ def _entry_current(entry: str, where: str, mtime: Any, dists: Any) -> bool:
 
 def _storable(memo: dict[str, Any]) -> bool:
     """Whether nothing the memo records was modified in the last two seconds (a change
-    within the same clock tick could not be told apart)."""
+    within the same clock tick could not be told apart); a directory that held no
+    distribution (a script's, often written to) is then recorded as one to list."""
     import time
 
     recent = time.time_ns() - 2_000_000_000
-    for _, _, mtime, dists in memo["entries"]:
+    for row in memo["entries"]:
+        mtime, dists = row[2], row[3]
         if mtime is not None and mtime > recent:
-            return False
+            if dists != []:
+                return False
+            row[2] = -1  # never matches: :func:`_entry_current` lists it
         for _, path_mtime in dists or ():
             if path_mtime is None or path_mtime > recent:
                 return False
