@@ -184,6 +184,26 @@ def test_comparison_with_an_int_outside_the_dtype_is_numpys_answer():
         accy.jit(lambda a: a + 256)(u8)  # arithmetic still refuses it, as numpy's
 
 
+def test_jit_on_methods_dtype_arguments_and_non_functions():
+    """@accy.jit on a method lost self ('missing 1 required positional argument'); a dtype
+    class argument (np.int32 has an __array__ method) was taken for an array of dtype
+    object; accy.jit(3) made a Jitted that failed only when called."""
+    class Model:
+        def __init__(self, w):
+            self.w = w
+
+        @accy.jit
+        def __call__(self, x):
+            return x @ self.w
+
+    np.testing.assert_array_equal(Model(np.eye(2) * 2)(np.ones((1, 2))), [[2.0, 2.0]])
+    cast = accy.jit(lambda x, d: x.astype(d))
+    assert cast(np.arange(3.0), np.int32).dtype == np.int32
+    assert cast(np.arange(3.0), np.dtype("float32")).dtype == np.float32
+    with pytest.raises(accy.errors.InputError, match="expects a function"):
+        accy.jit(3)
+
+
 def test_python_int_beyond_64_bits_is_a_verify_error():
     """numpy's OverflowError from inside accy's constant conversion escaped."""
     with pytest.raises(accy.errors.VerifyError, match="does not fit i64"):

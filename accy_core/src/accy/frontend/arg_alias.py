@@ -1,4 +1,5 @@
-"""Array arguments that share memory with one the jitted function writes into.
+"""Written array arguments: their copy back into the caller's arrays, and arguments that
+share memory with one the jitted function writes into.
 
 A traced function reads every argument as a value of its own, and the values it writes are
 copied back after the run (``accy.frontend.jit``). numpy (and numba) instead write through
@@ -20,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from accy.errors import InputError
+from accy.errors import InputError, UnsupportedError
+from accy.frontend.device_array import DeviceArray
 
-__all__ = ["argument_aliases"]
+__all__ = ["argument_aliases", "write_back"]
 
 
 def _same_view(x: np.ndarray, y: np.ndarray) -> bool:
@@ -68,3 +70,25 @@ def argument_aliases(name: str, leaves: list[Any], writes: tuple[int, ...]) -> t
                 "would not reach the other view as it does in numpy; pass a copy "
                 f"(f(..., a.copy(), ...)) or pass the base array once and slice it inside")
     return tuple(sorted(alias.items()))
+
+
+def write_back(name: str, writes: tuple[int, ...], leaves: list[Any], results: list[Any]
+               ) -> list[Any]:
+    """Copy the final values of written arguments into the caller's arrays (like numba);
+    returns the function's own results."""
+    n = len(results) - len(writes)
+    for i, new in zip(writes, results[n:], strict=True):
+        arg = leaves[i]
+        if isinstance(arg, DeviceArray):
+            raise UnsupportedError(
+                f"{name}: the function writes into array argument #{i}, a device array; "
+                "device arrays are not written back: return the updated array instead",
+                feature="write into a device array argument", alternative="return it")
+        if not isinstance(arg, np.ndarray):
+            continue  # a temporary (list, scalar): numpy would have written into a copy
+        try:
+            np.copyto(arg, np.asarray(new), casting="unsafe")
+        except ValueError as err:
+            raise InputError(f"{name}: the function writes into array argument #{i}, which "
+                             f"cannot be written ({err}); pass a writable copy") from None
+    return results[:n]

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from accy.errors import AccyError, InputError, UnsupportedError
-from accy.frontend.arg_alias import argument_aliases
+from accy.frontend.arg_alias import argument_aliases, write_back
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.errors import TracerConversionError, conversion_cause, host_store_message
 from accy.frontend.numpy_api import value_of
@@ -137,6 +137,10 @@ class Jitted:
         self._last: _Entry | None = None  # the entry of the latest such call, tried first
         self._lock = threading.RLock()
         functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """``@accy.jit`` on a method: the instance is the first (static) argument."""
+        return self if obj is None else functools.partial(self, obj)
 
     @property
     def cache_size(self) -> int:
@@ -337,7 +341,7 @@ class Jitted:
             entry.fast = entry.executable.fast_function()
             self._fast[fast_key] = self._last = entry
         if entry.writes:
-            results = _write_back(self.name, entry, leaves, results)
+            results = write_back(self.name, entry.writes, leaves, results)
         return unflatten(entry.out_tree, results)
 
     def _run(self, entry: _Entry, leaves: list[Any]) -> list[Any]:
@@ -378,27 +382,6 @@ def _gc_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
-
-
-def _write_back(name: str, entry: _Entry, leaves: list[Any], results: list[Any]) -> list[Any]:
-    """Copy the final values of written arguments into the caller's arrays (like numba);
-    returns the function's own results."""
-    n = len(results) - len(entry.writes)
-    for i, new in zip(entry.writes, results[n:], strict=True):
-        arg = leaves[i]
-        if isinstance(arg, DeviceArray):
-            raise UnsupportedError(
-                f"{name}: the function writes into array argument #{i}, a device array; "
-                "device arrays are not written back: return the updated array instead",
-                feature="write into a device array argument", alternative="return it")
-        if not isinstance(arg, np.ndarray):
-            continue  # a temporary (list, scalar): numpy would have written into a copy
-        try:
-            np.copyto(arg, np.asarray(new), casting="unsafe")
-        except ValueError as err:
-            raise InputError(f"{name}: the function writes into array argument #{i}, which "
-                             f"cannot be written ({err}); pass a writable copy") from None
-    return results[:n]
 
 
 def _typed(tree: Any) -> Any:
@@ -462,6 +445,8 @@ def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     if fn is None:
         return functools.partial(jit, backend=backend, static_argnums=nums)
+    if not callable(fn):
+        raise InputError(f"accy.jit expects a function, got {type(fn).__name__} {fn!r}")
     return Jitted(fn, backend=backend, static_argnums=nums)
 
 

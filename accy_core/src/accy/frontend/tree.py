@@ -21,8 +21,8 @@ __all__ = ["flatten", "is_array", "unflatten"]
 
 def is_array(x: Any) -> bool:
     """Arrays are traced; numbers, strings, None and other hashables are static."""
-    if isinstance(x, (bool, int, float, complex, str, bytes, type(None))):
-        return False
+    if isinstance(x, (bool, int, float, complex, str, bytes, type(None), type, np.dtype)):
+        return False  # a type (np.float32 has an __array__ method) or a dtype: static
     from accy.frontend.tracer import Tracer
 
     return isinstance(x, Tracer) or hasattr(x, "__array__") or hasattr(x, "__dlpack__")
