@@ -349,3 +349,11 @@ def test_order_expand_dims_tuple_and_traced_fill_values() -> None:
         np.testing.assert_array_equal(got, want)
     with pytest.raises(accy.errors.VerifyError, match="order must be"):
         accy.jit(lambda a: a.reshape(12, order="Q"))(x)
+
+
+def test_bincount_of_small_integers_with_more_bins_than_their_range() -> None:
+    """np.bincount(img_u8, minlength=256) refused its overflow bin: 'constant 256 does not
+    fit u8' (histogram equalisation of a uint8 image)."""
+    img = np.random.default_rng(0).integers(0, 256, 500).astype(np.uint8)
+    got = accy.jit(lambda a: np.bincount(a, minlength=256))(img)
+    np.testing.assert_array_equal(got, np.bincount(img, minlength=256))

@@ -216,6 +216,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> Any:
     # values outside [0, n) go to an extra bin n, cut off after: the weights go into the
     # scatter as they are (a where() over them was one more pass over memory; a jitted
     # bincount of 16M f64 weights took 122 ms of CPU time that way, 94 ms this way)
+    if x.accy_dtype.bits < 32 or x.accy_dtype.is_unsigned:  # u8 pixels: bin n = 256 fits
+        x = astype(x, np.int64 if x.accy_dtype.bits >= 32 else np.int32)
     idx = where(logical_and(greater_equal(x, 0), less(x, n)), x, n)
     if weights is None:
         w = astype(greater_equal(x, x), np.int32)  # ones, of x's shape
