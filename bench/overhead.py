@@ -1,12 +1,15 @@
 """Benchmark: per-call cost of small programs (256 f32), accy vs numpy vs numba.
 
 ``python bench/overhead.py [--elements N] [--calls C] [--rounds R] [--clock cpu|wall]
-[--only chain,jacobi,fori]``
+[--only chain,jacobi,inplace,fori]``
 
-Three programs, each a block of rows: **chain**, the 9-op chain of ``bench/compile.py``;
+Four programs, each a block of rows: **chain**, the 9-op chain of ``bench/compile.py``;
 **jacobi**, a jacobi-1d of 10 time steps (polybench's, ``accy.fori_loop`` over a pair of
-arrays: one native loop of the CPU's loop driver per call); **fori**, ten steps of
-``y * 0.5 + 1`` in an ``accy.fori_loop``. Each runs ``--calls`` times per round:
+arrays: one native loop of the CPU's loop driver per call); **inplace**, the same
+jacobi-1d written as numpy code that updates its two arguments in place (one function for
+numpy, numba and ``accy.jit``, whose call copies the written values back into the
+arguments); **fori**, ten steps of ``y * 0.5 + 1`` in an ``accy.fori_loop``. Each runs
+``--calls`` times per round:
 ``accy.jit`` (its small-call fast path), the compiled executable called directly
 (``exe(...)``, chain only), numpy's eager version, and ``numba.njit`` of the numpy version
 when numba is installed (``pip install accy-core[bench]``). The rows take turns, one round
@@ -63,6 +66,13 @@ def jacobi_accy(a, b):
     return accy.fori_loop(0, 10, step, (a, b))
 
 
+def jacobi_inplace(a, b):
+    """jacobi-1d of 10 steps written into ``a`` and ``b`` (numpy, numba and accy.jit)."""
+    for _ in range(10):
+        b[1:-1] = 0.33333 * (a[:-2] + a[1:-1] + a[2:])
+        a[1:-1] = 0.33333 * (b[:-2] + b[1:-1] + b[2:])
+
+
 def fori_numpy(x):
     """Ten steps of ``y * 0.5 + 1``, numpy (and numba)."""
     y = x.copy()
@@ -97,7 +107,10 @@ def _rows(name: str, accy_fn: Callable, numpy_fn: Callable, args: tuple,
     """The timed functions of one program: accy.jit (and the executable called directly
     when ``direct``), numpy, numba when installed; accy is checked against numpy first."""
     f = accy.jit(accy_fn)
-    got, want = f(*args), numpy_fn(*args)
+    mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+    got, want = f(*mine), numpy_fn(*theirs)
+    if got is None and want is None:  # an in-place program: compare what it wrote
+        got, want = tuple(mine), tuple(theirs)
     for g, w in zip(got if isinstance(got, tuple) else (got,),
                     want if isinstance(want, tuple) else (want,), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
@@ -122,14 +135,15 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=40)
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
-    ap.add_argument("--only", default="chain,jacobi,fori",
-                    help="comma-separated programs: chain, jacobi, fori")
+    ap.add_argument("--only", default="chain,jacobi,inplace,fori",
+                    help="comma-separated programs: chain, jacobi, inplace, fori")
     args = ap.parse_args()
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     x = np.linspace(0, 1, args.elements, dtype=np.float32)
     y = x + 1
     programs = {"chain": (chain, chain, (x, y), True),
                 "jacobi": (jacobi_accy, jacobi_numpy, (x, y), False),
+                "inplace": (jacobi_inplace, jacobi_inplace, (x.copy(), y.copy()), False),
                 "fori": (fori_accy, fori_numpy, (x,), False)}
     try:
         import numba  # noqa: F401

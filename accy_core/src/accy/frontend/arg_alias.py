@@ -12,7 +12,8 @@ the two arguments were traced as two values. :func:`argument_aliases` finds such
   elements a write reaches through the other view is not expressible in the trace.
 
 Arguments that are only read may share memory freely; only calls of functions that write
-into an argument are checked (they never take the small-call fast path).
+into an argument are checked (their small-call fast path refuses any call whose arguments
+overlap: :mod:`accy.frontend.written_fast`).
 """
 
 from __future__ import annotations

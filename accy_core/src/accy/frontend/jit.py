@@ -38,6 +38,7 @@ import numpy as np
 
 from accy.errors import AccyError, InputError, UnsupportedError
 from accy.frontend.arg_alias import argument_aliases, write_back
+from accy.frontend.arg_keys import _mark_static, _Static, _typed, _unmark
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.errors import TracerConversionError, conversion_cause, host_store_message
 from accy.frontend.numpy_api import value_of
@@ -45,12 +46,14 @@ from accy.frontend.trace import _STATE as _TRACE_STATE
 from accy.frontend.trace import Trace, array_dtype, current_trace, tracing
 from accy.frontend.tracer import Tracer
 from accy.frontend.tree import flatten, unflatten
+from accy.frontend.written_fast import fast_written
 from accy.ir import Builder, Module, TensorType
 
 __all__ = ["Jitted", "jit"]
 
 REFERENCE = "reference"
 _LEAF = ("*",)  # the tree of a single array result
+_MISS = object()  # no result from the dtype-and-shape lookup (Jitted._by_shapes)
 
 
 class _Entry:
@@ -323,26 +326,45 @@ class Jitted:
             if all(type(a) is np.ndarray and a.dtype.kind != "c" for a in args):  # complex:
                 # two leaves per argument (tree.flatten), not the fast path's one
                 fast_key = tuple((a.dtype, a.shape) for a in args)
-                entry = self._fast.get(fast_key)
-                if entry is not None:
-                    out = entry.executable(*args)
-                    entry.fast = entry.executable.fast_function()  # rebuilt after a close
-                    self._last = entry
-                    return unflatten(entry.out_tree, list(out))
+                out = self._by_shapes(fast_key, args)
+                if out is not _MISS:
+                    return out
         if current_trace() is not None:  # nested jit: inline into the outer trace
             return self.fn(*args, **kwargs)
         entry, leaves = self._entry(args, kwargs)
+        alias: tuple = ()
         if entry.writes:  # a written argument passed twice, or overlapping another one
             alias = argument_aliases(self.name, leaves, entry.writes)
             if alias:
                 entry = self._alias_entry(args, kwargs, alias)
         results = self._run(entry, leaves)
-        if fast_key is not None and not entry.writes and entry.executable is not None:
-            entry.fast = entry.executable.fast_function()
+        if fast_key is not None and not alias and entry.executable is not None:
+            entry.fast = self._fast_function(entry)
             self._fast[fast_key] = self._last = entry
         if entry.writes:
             results = write_back(self.name, entry.writes, leaves, results)
         return unflatten(entry.out_tree, results)
+
+    def _by_shapes(self, key: tuple, args: tuple) -> Any:
+        """The call run by the entry of these positional arrays' dtypes and shapes (``key``),
+        made the latest; ``_MISS`` when there is none or the call needs the ordinary path."""
+        entry, out = self._fast.get(key), None
+        if entry is not None and entry.writes:  # fast only: an ordinary run needs write_back
+            entry.fast = self._fast_function(entry)  # rebuilt after a close
+            out = entry.fast(args)
+        elif entry is not None:
+            out = entry.executable(*args)
+            entry.fast = entry.executable.fast_function()  # rebuilt after a close
+        if out is None:
+            return _MISS
+        self._last = entry
+        return unflatten(entry.out_tree, list(out))
+
+    @staticmethod
+    def _fast_function(entry: _Entry) -> Any:
+        """``entry``'s small-call function (:func:`~accy.frontend.written_fast.fast_written`)."""
+        fast = entry.executable.fast_function()
+        return fast_written(fast, entry.writes) if entry.writes else fast
 
     def _run(self, entry: _Entry, leaves: list[Any]) -> list[Any]:
         if self.backend == REFERENCE:
@@ -382,49 +404,6 @@ def _gc_paused() -> Iterator[None]:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
-
-
-def _typed(tree: Any) -> Any:
-    """``tree`` with every number tagged by its type and every float by its ``repr``: Python
-    equality (and so a dict key) makes ``1 == 1.0 == True`` and ``0.0 == -0.0``, inside a
-    static tuple or a dict key too, and a trace tells them apart (a result's dtype, the sign
-    of a zero)."""
-    t = type(tree)
-    if t is tuple:
-        return tuple(_typed(x) for x in tree)
-    if t is float or t is complex:
-        return (t.__name__, repr(tree))
-    if t is int or t is bool:
-        return (t.__name__, tree)
-    if t is _Static:
-        return ("static", _typed(tree.key))
-    return tree
-
-
-class _Static:
-    """Wraps a static argument so that flatten() keeps it whole (hashed by value; a numpy
-    array, such as an ``anp.random.key``, by its dtype, shape and bytes)."""
-
-    __slots__ = ("value", "key")
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-        self.key = (("ndarray", value.dtype.str, repr(value.dtype), value.shape, value.tobytes())
-                    if isinstance(value, np.ndarray) else value)
-
-    def __hash__(self) -> int:
-        return hash(("static", self.key))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Static) and other.key == self.key
-
-
-def _mark_static(args: tuple, static: frozenset[int]) -> tuple:
-    return tuple(_Static(a) if i in static else a for i, a in enumerate(args))
-
-
-def _unmark(args: tuple) -> tuple:
-    return tuple(a.value if isinstance(a, _Static) else a for a in args)
 
 
 def jit(fn: Callable[..., Any] | None = None, *, backend: str = "cpu",
