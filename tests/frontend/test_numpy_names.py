@@ -357,3 +357,12 @@ def test_bincount_of_small_integers_with_more_bins_than_their_range() -> None:
     img = np.random.default_rng(0).integers(0, 256, 500).astype(np.uint8)
     got = accy.jit(lambda a: np.bincount(a, minlength=256))(img)
     np.testing.assert_array_equal(got, np.bincount(img, minlength=256))
+
+
+def test_abs_of_unsigned_and_bool_is_the_array() -> None:
+    """arith.abs takes signed types only: np.abs(x_u8) was a VerifyError (numpy: x)."""
+    x, b = np.array([0, 200], np.uint8), np.array([True, False])
+    got = accy.jit(lambda u, v: (np.abs(u), abs(u), np.abs(v)))(x, b)
+    for g, w in zip(got, (x, x, b), strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)

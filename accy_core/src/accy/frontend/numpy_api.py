@@ -280,7 +280,16 @@ sigmoid = _unary("sigmoid", "sigmoid", True)
 relu = _unary("relu", "relu", True)
 gelu = _unary("gelu", "gelu", True)
 negative = _unary("negative", "neg", False)
-abs = _unary("abs", "abs", False)  # noqa: A001 - numpy's name
+_abs = _unary("abs", "abs", False)
+
+
+def abs(x: Any) -> Any:  # noqa: A001 - numpy's name
+    """Elementwise ``|x|``; unsigned and bool arrays are their own (numpy's)."""
+    if isinstance(x, Tracer) and (x.accy_dtype.is_unsigned or x.accy_dtype == DType.BOOL):
+        return Tracer(x.value, x.trace)
+    return _abs(x)
+
+
 absolute = abs
 invert = _unary("invert", "not_", False)
 
