@@ -51,10 +51,9 @@ def _tree_fingerprint(root: str) -> str:
     nothing listed, nothing hashed) when every one still matches, else walked and hashed
     (and the memo rewritten)."""
     memo = _memo_path(root)
-    if memo is not None:
-        digest = _memo_digest(memo, root)
-        if digest is not None:
-            return digest
+    digest = _memo_digest(memo, root) if memo is not None else None
+    if digest is not None:
+        return digest
     dirs: list[tuple[str, int]] = []
     files: list[tuple[str, int, int]] = []
     digest = _walk_fingerprint(root, dirs, files)
@@ -65,11 +64,9 @@ def _tree_fingerprint(root: str) -> str:
 
 def _walk_fingerprint(root: str, dirs: list[tuple[str, int]],
                       files: list[tuple[str, int, int]]) -> str:
-    # one scandir per directory and one stat per .py file (~280 files: most of the cost is
-    # the stat calls, made relative to the open directory: a shorter path walk than the
-    # full path), paths relative to ``root`` (half the text to hash), hashed once; each
-    # directory's modification time (read before its listing) and each file's size and
-    # modification time go into ``dirs`` and ``files`` for the memo
+    # one scandir per directory, one stat per .py file (relative to the open directory: a
+    # shorter path walk), paths relative to ``root``, hashed once; each directory's mtime
+    # (read before its listing) and each file's size and mtime go into the memo's lists
     rows = [root, "\n"]
     if os.scandir not in os.supports_fd or os.stat not in os.supports_dir_fd:
         return _tree_fingerprint_by_path(root, rows)  # e.g. Windows
@@ -105,13 +102,11 @@ def _walk_fingerprint(root: str, dirs: list[tuple[str, int]],
     return _digest(rows)
 
 
-_MEMO_MAGIC = b"ACCYSRC3\n"
-_RACY_NS = 2_000_000_000  # a file or directory modified this recently is not memoised
+_MEMO_MAGIC, _RACY_NS = b"ACCYSRC3\n", 2_000_000_000  # (younger files: no memo)
 
 
 def _memo_path(root: str) -> str | None:
-    """The memo file of the source tree ``root`` (``<cache_dir>/sources/``), or ``None``
-    when the disk cache is disabled."""
+    """The memo file of source tree ``root`` (``None``: the disk cache is disabled)."""
     from accy import config
 
     if config.disk_cache_disabled():
@@ -131,9 +126,9 @@ def _memo_digest(path: str, root: str) -> str | None:
     from accy import config
     from accy.runtime import cache_files
 
-    if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()) is not None:
-        return None
     try:
+        if cache_files.chain_problem(os.path.dirname(path), config.cache_dir_str()):
+            return None
         data = cache_files.read_cache_file(path)
     except OSError:
         return None
@@ -157,14 +152,12 @@ def _memo_digest(path: str, root: str) -> str | None:
 
 
 def _stamp(dir_mtimes: tuple[int, ...], mtimes: tuple[int, ...], sizes: tuple[int, ...]) -> int:
-    """What the memo compares: Python's hash of the integers (the same in every process of
-    one Python version: ints are not salted), so a new process parses one number, not
-    ~600."""
+    """What the memo compares: Python's hash of the integers (ints are not salted: the
+    same in every process of one version), so a new process parses one number, not ~600."""
     return hash((dir_mtimes, mtimes, sizes))
 
 
-_MTIME = attrgetter("st_mtime_ns")
-_SIZE = attrgetter("st_size")
+_MTIME, _SIZE = attrgetter("st_mtime_ns"), attrgetter("st_size")
 
 
 def _store_memo(path: str, root: str, digest: str, dirs: list[tuple[str, int]],
