@@ -366,3 +366,19 @@ def test_abs_of_unsigned_and_bool_is_the_array() -> None:
     for g, w in zip(got, (x, x, b), strict=True):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+def test_ufunc_with_out_and_where_keeps_out_outside_the_mask() -> None:
+    """np.add(x, 1, where=m, out=o) was refused as if np.add itself were unsupported."""
+    a = np.random.default_rng(0).random((3, 4))
+
+    def f(x):
+        o = np.zeros_like(x)
+        np.add(x, 1, where=x > 0.5, out=o)
+        np.multiply(x, 2, out=x, where=x < 0.3)
+        return o, x
+
+    for got, want in zip(accy.jit(f)(a.copy()), f(a.copy()), strict=True):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(accy.errors.UnsupportedError, match="with where="):
+        accy.jit(lambda x: np.add(x, 1, where=x > 0.5))(a)

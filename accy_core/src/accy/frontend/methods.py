@@ -168,13 +168,19 @@ def _array_ufunc(self: Tracer, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         kwargs = {"axis": 0, **kwargs}  # numpy's default axis for ufunc.reduce
         return call_checked(NAMES[_REDUCE[ufunc.__name__]], f"np.{ufunc.__name__}.reduce",
                             inputs, kwargs)
-    if method == "__call__" and fn is not None and set(kwargs) == {"out"}:
-        return ufunc_out.call_with_out(fn, ufunc.__name__, inputs, kwargs["out"], refs)
+    if method == "__call__" and fn is not None and "out" in kwargs and \
+            set(kwargs) <= {"out", "where"}:  # np.add(a, b, out=o, where=m): o kept outside m
+        mask, out = kwargs.get("where", True), kwargs["out"]
+        f = fn if mask is True or not isinstance(out[0], Tracer) else (
+            lambda *xs: numpy_api.where(mask, fn(*xs), out[0]))
+        return ufunc_out.call_with_out(f, ufunc.__name__, inputs, out, refs)
     if method != "__call__" or fn is None or kwargs:
+        extra = f" with {', '.join(f'{k}=' for k in sorted(kwargs))}" if kwargs else ""
         raise numpy_api.UnsupportedError(
-            f"numpy ufunc np.{ufunc.__name__}.{method} on a traced array at {user_location()} "
-            "is not supported by accy; use the accy.numpy function of the same name where one "
-            "exists", feature=f"np.{ufunc.__name__}", alternative="accy.numpy")
+            f"numpy ufunc np.{ufunc.__name__}.{method}{extra} on a traced array at "
+            f"{user_location()} is not supported by accy; use the accy.numpy function of the "
+            "same name where one exists", feature=f"np.{ufunc.__name__}",
+            alternative="accy.numpy")
     return fn(*inputs)
 
 
