@@ -152,7 +152,8 @@ def test_the_state_memo_lists_nothing_and_still_sees_every_change(site, monkeypa
     monkeypatch.setattr(sys, "path", [str(site)])  # (the test plugins' directory is young)
     assert "m" in _names(entry_cache.entry_points("accy"))  # scanned; the memo stored
     table = entry_cache._read(entry_cache._cache_file(), os.environ["ACCY_CACHE_DIR"])
-    assert entry_cache._memo_state(table["memo"]) == entry_cache.installation_state()
+    memo = table["memos"][entry_cache._memo_key()]
+    assert entry_cache._memo_state(memo) == entry_cache.installation_state()
     if change == "install":
         _install(site, "fake-n", "n", "fake_n_mod")
     elif change == "edit":  # in place, as a reinstall over the same directory could
@@ -181,9 +182,31 @@ def test_a_busy_script_directory_keeps_the_memo_and_a_new_distribution_there_is_
     monkeypatch.setattr(sys, "path", [str(script_dir), str(site)])
     entry_cache.entry_points("accy")
     table = entry_cache._read(entry_cache._cache_file(), os.environ["ACCY_CACHE_DIR"])
-    assert table["memo"]["entries"][0][2] == -1  # stored, that directory to be listed
+    memo = table["memos"][entry_cache._memo_key()]
+    assert memo["entries"][0][2] == -1  # stored, that directory to be listed
     (script_dir / "out.txt").write_text("a script's output")
-    assert entry_cache._memo_state(table["memo"]) == entry_cache.installation_state()
+    assert entry_cache._memo_state(memo) == entry_cache.installation_state()
     _install(script_dir, "fake-t", "t", "fake_t_mod")
-    assert entry_cache._memo_state(table["memo"]) is None
+    assert entry_cache._memo_state(memo) is None
     assert {"s", "t"} <= set(_names(entry_cache.entry_points("accy")))
+
+
+def test_processes_of_two_sys_paths_keep_one_memo_each(site, tmp_path, monkeypatch):
+    _install(site, "fake-u", "u", "fake_u_mod")
+    other = tmp_path / "other"
+    other.mkdir()
+    _age(site)
+    _age(other)
+    for path in ([str(site)], [str(other), str(site)], [str(site)]):
+        monkeypatch.setattr(sys, "path", path)
+        entry_cache.entry_points("accy")
+    table = entry_cache._read(entry_cache._cache_file(), os.environ["ACCY_CACHE_DIR"])
+    assert len(table["memos"]) == 2
+
+    def no_listing(path):
+        raise AssertionError("listed although nothing changed")
+
+    monkeypatch.setattr(entry_cache.os, "scandir", no_listing)
+    for path in ([str(other), str(site)], [str(site)]):
+        monkeypatch.setattr(sys, "path", path)
+        assert "u" in _names(entry_cache.entry_points("accy"))

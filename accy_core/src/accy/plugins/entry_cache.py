@@ -184,6 +184,14 @@ def _entry_current(entry: str, where: str, mtime: Any, dists: Any) -> bool:
     return True
 
 
+def _with_memo(memos: dict[str, Any], memo: dict[str, Any]) -> dict[str, Any]:
+    """``memos`` (memo key -> memo) with ``memo`` last, the latest eight kept: processes of
+    other ``sys.path`` (scripts in other directories, pytest) do not rewrite it in turn."""
+    out = {k: v for k, v in memos.items() if k != memo["key"]}
+    out[memo["key"]] = memo
+    return dict(list(out.items())[-_KEEP_STATES:])
+
+
 def _storable(memo: dict[str, Any]) -> bool:
     """Whether nothing the memo records was modified in the last two seconds (a change
     within the same clock tick could not be told apart); a directory that held no
@@ -281,7 +289,9 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
     path = _cache_file()
     table = _read(path, root) or {}
     ours = table.get("format") == _FORMAT
-    state = _memo_state(table.get("memo")) if ours else None
+    memos = table.get("memos") if ours else None
+    memos = memos if isinstance(memos, dict) else {}
+    state = _memo_state(memos.get(_memo_key()))
     memo = None  # a fresh memo to store, when the table's did not answer
     if state is None:
         state, memo = _scan_state()
@@ -300,7 +310,7 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
                     isinstance(k, str) and isinstance(v, str) for k, v in backends.items()):
                 backends = {}
             if memo is not None and _storable(memo):  # the next start skips the listing
-                _write(path, root, {**table, "memo": memo})
+                _write(path, root, {**table, "memos": _with_memo(memos, memo)})
             return found, backends
     found = _scan(group)
     groups = dict(groups) if isinstance(groups, dict) else {}
@@ -313,7 +323,9 @@ def _lookup(group: str) -> tuple[list[CachedEntryPoint], dict[str, str]]:
     kept = dict(list(states.items())[-_KEEP_STATES:])
     out: dict[str, Any] = {"format": _FORMAT, "states": kept}
     if memo is not None and _storable(memo):
-        out["memo"] = memo
+        out["memos"] = _with_memo(memos, memo)
+    elif memos:
+        out["memos"] = memos
     _write(path, root, out)
     return found, {}
 
