@@ -382,3 +382,11 @@ def test_ufunc_with_out_and_where_keeps_out_outside_the_mask() -> None:
         np.testing.assert_array_equal(got, want)
     with pytest.raises(accy.errors.UnsupportedError, match="with where="):
         accy.jit(lambda x: np.add(x, 1, where=x > 0.5))(a)
+
+
+def test_divmod_of_traced_arrays() -> None:
+    """Python's divmod(t, y) was a raw TypeError and np.divmod an unsupported ufunc."""
+    a, i = np.array([-4.25, 0.75, 3.5]), np.array([7, -7, 3], np.int32)
+    f = lambda x, y: (*divmod(x, 0.5), *np.divmod(y, -2), *divmod(3.0, x))  # noqa: E731
+    for got, want in zip(accy.jit(f)(a, i), f(a, i), strict=True):
+        np.testing.assert_allclose(got, want)

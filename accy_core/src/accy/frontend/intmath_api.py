@@ -45,8 +45,8 @@ from accy.frontend.trace import user_location
 from accy.frontend.tracer import Tracer
 from accy.ir import DType
 
-__all__ = ["arctan", "arctan2", "ceil", "floor", "floor_divide", "fmod", "left_shift", "mod",
-           "power", "remainder", "right_shift", "trunc"]
+__all__ = ["arctan", "arctan2", "ceil", "divmod", "floor", "floor_divide", "fmod", "left_shift",
+           "mod", "power", "remainder", "right_shift", "trunc"]
 
 
 def _float_of(x: Any) -> Any:
@@ -132,6 +132,13 @@ def mod(x1: Any, x2: Any) -> Any:
 
 
 remainder = mod
+
+
+def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
+    """numpy's ``divmod`` (and Python's ``divmod(t, y)``): ``(x1 // x2, x1 % x2)``."""
+    if trace_of(x1, x2) is None:
+        return np.divmod(x1, x2)
+    return floor_divide(x1, x2), mod(x1, x2)
 
 
 def fmod(x1: Any, x2: Any) -> Any:

@@ -147,6 +147,8 @@ def _install_operators() -> None:
     Tracer.__neg__ = lambda self: numpy_api.negative(self)  # type: ignore[method-assign]
     Tracer.__pos__ = lambda self: self  # type: ignore[method-assign]
     Tracer.__abs__ = lambda self: numpy_api.abs(self)  # type: ignore[method-assign]
+    Tracer.__divmod__ = lambda self, o: intmath_api.divmod(self, o)  # type: ignore[attr-defined]
+    Tracer.__rdivmod__ = lambda self, o: intmath_api.divmod(o, self)  # type: ignore[attr-defined]
     Tracer.__invert__ = lambda self: numpy_api.invert(self)  # type: ignore[method-assign]
     Tracer.__getitem__ = indexing.getitem  # type: ignore[method-assign]
     Tracer.__setitem__ = setitem.setitem  # type: ignore[method-assign]
