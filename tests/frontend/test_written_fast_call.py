@@ -151,3 +151,46 @@ def test_two_signatures_alternate_on_the_fast_path() -> None:
             assert_close(a, wa)
             assert_close(b, wb)
     assert f.cache_size == 2
+
+
+def test_a_python_number_argument_keeps_the_fast_path_per_value() -> None:
+    """``f(a, b, steps)``: the number is static (one signature per value); warm calls with
+    it take the fast path, another value or type traces its own signature."""
+    def steps(a, b, n):
+        for _ in range(n):
+            b[1:-1] = (a[:-2] + a[1:-1] + a[2:]) / 3.0
+            a[1:-1] = (b[:-2] + b[1:-1] + b[2:]) / 3.0
+
+    f = accy.jit(steps)
+    a, b = _inputs()
+    wa, wb = a.copy(), b.copy()
+    for n in (2, 3):
+        f(a, b, n)
+        steps(wa, wb, n)
+    _no_ordinary_path(f)
+    for n in (2, 3, 3, 2):
+        f(a, b, n)
+        steps(wa, wb, n)
+        assert_close(a, wa)
+        assert_close(b, wb)
+    with pytest.raises(AssertionError, match="ordinary path"):
+        f(a, b, 4)  # a new value: a new signature, on the ordinary path
+    assert f.cache_size == 3
+
+
+def test_a_float_argument_tells_zero_from_minus_zero_on_the_fast_path() -> None:
+    f = accy.jit(lambda x, s: x * s)
+    x = np.ones(4, np.float32)
+    assert np.signbit(f(x, -0.0)).all() and np.signbit(f(x, -0.0)).all()
+    assert not np.signbit(f(x, 0.0)).any()
+    assert np.signbit(f(x, -0.0)).all()
+    assert_close(f(x, 1), np.ones(4, np.float32))  # an int: its own signature
+
+
+def test_a_huge_int_argument_is_keyed_by_value() -> None:
+    f = accy.jit(lambda x, n: x + (n % 7))
+    x = np.zeros(3)
+    big = 10**5000  # past Python's int-to-str limit: no repr in the key
+    assert_close(f(x, big), x + big % 7)
+    assert_close(f(x, big), x + big % 7)
+    assert_close(f(x, big + 1), x + (big + 1) % 7)

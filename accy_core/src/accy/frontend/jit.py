@@ -38,7 +38,7 @@ import numpy as np
 
 from accy.errors import AccyError, InputError, UnsupportedError
 from accy.frontend.arg_alias import argument_aliases, write_back
-from accy.frontend.arg_keys import _mark_static, _Static, _typed, _unmark
+from accy.frontend.arg_keys import _mark_static, _Static, _typed, _unmark, call_key, with_statics
 from accy.frontend.device_array import DeviceArray, asarray
 from accy.frontend.errors import TracerConversionError, conversion_cause, host_store_message
 from accy.frontend.numpy_api import value_of
@@ -314,7 +314,7 @@ class Jitted:
             VerifyError: a shape/dtype error in the traced code (names the user's line).
             TracerConversionError: Python control flow on traced data.
         """
-        last = self._last  # set only for calls without keywords and static arguments
+        last = self._last  # set only for calls of arrays and numbers, without keywords
         if last is not None and not kwargs and not getattr(_TRACE_STATE, "stack", None):
             # the executable's small-call function: checks dtypes, shapes and layouts itself,
             # None for anything else (and once the executable was closed)
@@ -323,10 +323,10 @@ class Jitted:
                 return out[0] if last.single else unflatten(last.out_tree, out)
         fast_key = None
         if not kwargs and not self.static_argnums and current_trace() is None:
-            if all(type(a) is np.ndarray and a.dtype.kind != "c" for a in args):  # complex:
-                # two leaves per argument (tree.flatten), not the fast path's one
-                fast_key = tuple((a.dtype, a.shape) for a in args)
-                out = self._by_shapes(fast_key, args)
+            keyed = call_key(args)  # plain arrays and Python numbers only
+            if keyed is not None:
+                fast_key = keyed[0]
+                out = self._by_shapes(fast_key, args, keyed[1])
                 if out is not _MISS:
                     return out
         if current_trace() is not None:  # nested jit: inline into the outer trace
@@ -339,32 +339,35 @@ class Jitted:
                 entry = self._alias_entry(args, kwargs, alias)
         results = self._run(entry, leaves)
         if fast_key is not None and not alias and entry.executable is not None:
-            entry.fast = self._fast_function(entry)
+            entry.fast = self._fast_function(entry, fast_key)
             self._fast[fast_key] = self._last = entry
         if entry.writes:
             results = write_back(self.name, entry.writes, leaves, results)
         return unflatten(entry.out_tree, results)
 
-    def _by_shapes(self, key: tuple, args: tuple) -> Any:
-        """The call run by the entry of these positional arrays' dtypes and shapes (``key``),
-        made the latest; ``_MISS`` when there is none or the call needs the ordinary path."""
+    def _by_shapes(self, key: tuple, args: tuple, arrays: tuple) -> Any:
+        """The call run by the entry of call key ``key`` (:func:`~accy.frontend.arg_keys.
+        call_key`; ``arrays``: its arrays), made the latest; ``_MISS`` when there is none or
+        the call needs the ordinary path."""
         entry, out = self._fast.get(key), None
         if entry is not None and entry.writes:  # fast only: an ordinary run needs write_back
-            entry.fast = self._fast_function(entry)  # rebuilt after a close
+            entry.fast = self._fast_function(entry, key)  # rebuilt after a close
             out = entry.fast(args)
         elif entry is not None:
-            out = entry.executable(*args)
-            entry.fast = entry.executable.fast_function()  # rebuilt after a close
+            out = entry.executable(*arrays)
+            entry.fast = self._fast_function(entry, key)  # rebuilt after a close
         if out is None:
             return _MISS
         self._last = entry
         return unflatten(entry.out_tree, list(out))
 
     @staticmethod
-    def _fast_function(entry: _Entry) -> Any:
-        """``entry``'s small-call function (:func:`~accy.frontend.written_fast.fast_written`)."""
+    def _fast_function(entry: _Entry, key: tuple) -> Any:
+        """``entry``'s small-call function for calls keyed ``key``: its executable's, with
+        the copy into written arguments (:func:`~accy.frontend.written_fast.fast_written`)
+        and the check of Python numbers (:func:`~accy.frontend.arg_keys.with_statics`)."""
         fast = entry.executable.fast_function()
-        return fast_written(fast, entry.writes) if entry.writes else fast
+        return with_statics(fast_written(fast, entry.writes) if entry.writes else fast, key)
 
     def _run(self, entry: _Entry, leaves: list[Any]) -> list[Any]:
         if self.backend == REFERENCE:
