@@ -93,6 +93,19 @@ def test_empty_device_arrays(backend):
     _check(d + 1, h + 1)
 
 
+def test_an_out_of_range_index_into_a_device_array_is_refused(backend):
+    """The device path ran checked gathers unchecked: d[np.array([5])] of a 3-element
+    array read past the buffer (6.9e-310) where the host path raises."""
+    from accy.families.validate import IndexOutOfRangeError
+
+    d = accy.asarray(np.arange(3.0), backend=backend)
+    with pytest.raises(IndexOutOfRangeError, match="index 5"):
+        d[np.array([5])]
+    with pytest.raises(IndexOutOfRangeError, match="index -4"):
+        accy.jit(lambda x, i: (x * 2)[i], backend=backend)(d, np.array([-4]))
+    _check(d[np.array([2, 0])], np.array([2.0, 0.0]))
+
+
 def test_indexing(backend):
     h = np.arange(12, dtype=np.float32).reshape(3, 4)
     d = accy.asarray(h, backend=backend)

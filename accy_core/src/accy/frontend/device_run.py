@@ -44,6 +44,7 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
 
     Raises:
         InputError: wrong count, type, backend or a deleted input.
+        IndexOutOfRangeError: a checked gather/scatter index is out of range.
         BackendError: the backend failed a launch.
     """
     from accy.runtime.resources import MIN_BUFFER_BYTES
@@ -60,7 +61,11 @@ def run_on_device(exe: Any, inputs: Sequence[DeviceArray], backend_name: str
                 buf = be.allocate(max(t.nbytes, MIN_BUFFER_BYTES))
                 made[slot] = DeviceArray(be, buf, t, backend_name, host_memory=exe._host)
                 buffers[slot] = buf
-        run_sequence(exe, g, buffers)
+        # checked gathers/scatters: their index slots are read back from the device before
+        # the launch that uses them (the host path checks its numpy inputs); without this a
+        # device array indexed out of range read past its buffer
+        checks = (lambda i: exe._check_indices(i, {}, buffers, exe)) if g.checks else None
+        run_sequence(exe, g, buffers, checks)
         be.synchronize()
     params = dict(zip(g.param_slots, inputs, strict=True))
     out = []
