@@ -194,3 +194,18 @@ def test_a_huge_int_argument_is_keyed_by_value() -> None:
     assert_close(f(x, big), x + big % 7)
     assert_close(f(x, big), x + big % 7)
     assert_close(f(x, big + 1), x + (big + 1) % 7)
+
+
+def test_warm_calls_after_the_executable_was_closed_still_write_back() -> None:
+    f = accy.jit(jacobi)
+    a, b = _inputs()
+    wa, wb = a.copy(), b.copy()
+    for _ in range(2):
+        f(a, b)
+        jacobi(wa, wb)
+    f.compile(a, b).close()  # the fast function refuses from now on: rebuilt or ordinary
+    for _ in range(2):
+        f(a, b)
+        jacobi(wa, wb)
+        assert_close(a, wa)
+        assert_close(b, wb)
