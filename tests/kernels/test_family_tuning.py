@@ -25,6 +25,12 @@ X = np.random.default_rng(5).standard_normal(64).astype(np.float32)
 @pytest.fixture(autouse=True)
 def _private_tuning_cache(monkeypatch, tmp_path):
     monkeypatch.setenv("ACCY_TUNING_CACHE", str(tmp_path / "tuning.json"))
+    # host backends space a tile launch's lanes by the pool's split (threads x 8192: 16384
+    # on 2 threads, 32768 on 4), a scalar of the histogram launch like the tile length: an
+    # odd split keeps the tile lengths of the candidates the only powers of two there
+    from accy.families import runner
+
+    monkeypatch.setattr(runner, "split_items", lambda backend: 6007)
 
 
 def _cache_winner(device: str, family: str = "sort", shape: str = "n6",
