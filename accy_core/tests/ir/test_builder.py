@@ -304,8 +304,11 @@ def test_parse_module_of_a_non_str_is_an_input_error(text) -> None:
 
 
 def test_unknown_backend_that_is_not_a_string() -> None:
+    from accy.plugins import open_backend  # (accy.plugins is loaded lazily: run alone, the
+    # attribute does not exist yet)
+
     with pytest.raises(accy.errors.BackendUnavailable, match="unknown backend 3"):
-        accy.plugins.open_backend(3)  # type: ignore[arg-type]
+        open_backend(3)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", ["add-mul", "", "a b", "f()"])

@@ -5,8 +5,12 @@
 ``floor`` converts through an integer and corrects by one (values past 2**23 (f32) or
 2**52 (f64) are already integral, NaN and inf pass through). ``floor_divide`` and ``mod``
 follow numpy: the quotient rounds toward minus infinity, the remainder has the divisor's
-sign, integer division by zero gives 0. Shifts on integers compose multiplications and
-floor divisions by powers of two (a count outside [0, bits) is undefined, as in C).
+sign, integer division by zero gives 0; on floats they are numpy's ``npy_divmod`` on the
+exact remainder ``arith.rem`` (C's ``fmod``): numpy's bits on the CPU and OpenCL (lavapipe's
+``OpFRem`` is ``a - b * trunc(a / b)``, so on Vulkan a remainder can be some ulps off, and
+a quotient one off where ``a / b`` rounds onto an integer). Shifts on integers compose
+multiplications and floor divisions by powers of two (a count outside [0, bits) is
+undefined, as in C).
 ``power`` of integers stays an integer, exact and wrapping as numpy's, by binary
 exponentiation (Knuth, *TAOCP* vol. 2, 4.6.3): a static exponent unrolls into its squarings
 and multiplications, a traced one selects per bit; a negative exponent is numpy's error when
@@ -86,7 +90,7 @@ def floor_divide(x1: Any, x2: Any) -> Any:
         return np.floor_divide(x1, x2)
     dt = common(x1, x2)
     if dt.is_float:
-        return floor(divide(x1, x2))
+        return _float_divmod(x1, x2, dt)[0]
     _no_bool(dt, "//")
     q = divide_int(x1, x2)
     if dt.is_unsigned:
@@ -96,6 +100,37 @@ def floor_divide(x1: Any, x2: Any) -> Any:
     neg2 = bool(x2 < 0) if not hasattr(x2, "dtype") and np.ndim(x2) == 0 else less(x2, 0)
     fix = logical_and(not_equal(r, 0), not_equal(less(r, 0), neg2))
     return where(equal(x2, 0), 0, subtract(q, astype(fix, q.dtype)))
+
+
+def _rem(x1: Any, x2: Any, dt: DType) -> Any:
+    """C's ``fmod`` of floats (``arith.rem``): exact, with the sign of ``x1``."""
+    from accy.frontend.numpy_api import broadcast_shape, shape_of, value_of, wrap
+
+    tr = trace_of(x1, x2)
+    shape = broadcast_shape("a % b", shape_of(x1), shape_of(x2))
+    a, b = (tr.fb.broadcast_to(value_of(tr, v, dt), shape) for v in (x1, x2))
+    return wrap(tr, tr.fb.rem(a, b))
+
+
+def _float_divmod(x1: Any, x2: Any, dt: DType) -> tuple[Any, Any]:
+    """``(x1 // x2, x1 % x2)`` of floats as numpy computes them (``npy_divmod``): the
+    remainder from the exact ``fmod``, moved to the divisor's sign, and the quotient
+    ``(x1 - fmod) / x2`` rounded to the nearest integer; ``floor(x1 / x2)`` was one off
+    where ``x1 / x2`` rounds onto an integer (``-4.5 // 0.3``, ``7.0 % 0.1``, ``1e17 % 3``).
+    A zero divisor gives ``x1 / x2`` and NaN, as numpy's."""
+    a = astype(x1, dt.numpy) if isinstance(x1, Tracer) else np.asarray(x1, dt.numpy)
+    b = astype(x2, dt.numpy) if isinstance(x2, Tracer) else np.asarray(x2, dt.numpy)
+    m = _rem(a, b, dt)
+    div = divide(subtract(a, m), b)
+    fix = logical_and(not_equal(m, 0), not_equal(less(b, 0), less(m, 0)))
+    zero_b = where(_negative_signed(b), -0.0, 0.0)
+    m = where(fix, add(m, b), where(equal(m, 0), zero_b, m))
+    div = where(fix, subtract(div, 1.0), div)
+    fl = floor(div)
+    fl = where(greater(subtract(div, fl), 0.5), add(fl, 1.0), fl)
+    q = divide(a, b)
+    fl = where(equal(div, 0), where(_negative_signed(q), -0.0, 0.0), fl)
+    return where(equal(b, 0), q, fl), where(equal(b, 0), np.nan, m)
 
 
 def divide_int(x1: Any, x2: Any) -> Any:
@@ -125,8 +160,7 @@ def mod(x1: Any, x2: Any) -> Any:
         return np.mod(x1, x2)
     dt = common(x1, x2)
     if dt.is_float:
-        r = subtract(x1, multiply(floor(divide(x1, x2)), x2))
-        return where(equal(x2, 0), np.nan, r)
+        return _float_divmod(x1, x2, dt)[1]
     _no_bool(dt, "%")
     return where(equal(x2, 0), 0, subtract(x1, multiply(floor_divide(x1, x2), x2)))
 
@@ -148,7 +182,7 @@ def fmod(x1: Any, x2: Any) -> Any:
         return np.fmod(x1, x2)
     dt = common(x1, x2)
     if dt.is_float:
-        return where(equal(x2, 0), np.nan, subtract(x1, multiply(trunc(divide(x1, x2)), x2)))
+        return _rem(x1, x2, dt)
     return where(equal(x2, 0), 0, subtract(x1, multiply(divide_int(x1, x2), x2)))
 
 

@@ -467,7 +467,7 @@ class FunctionBuilder:
 
 
 def _install_elementwise() -> None:
-    for name in ("add", "sub", "mul", "div", "max", "min", "pow", "and", "or", "xor"):
+    for name in ("add", "sub", "mul", "div", "rem", "max", "min", "pow", "and", "or", "xor"):
 
         def binary(self, a: Operand, b: Operand, _n=f"arith.{name}") -> Value:
             return self._binary(_n, a, b)

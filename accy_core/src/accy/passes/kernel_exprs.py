@@ -256,6 +256,7 @@ _BINARY: dict[str, Callable[[Expr, Expr], Expr]] = {
     "arith.max": _maxmin("gt", "max"),
     "arith.min": _maxmin("lt", "min"),
     "arith.pow": lambda a, b: _pow(a, b),
+    "arith.rem": lambda a, b: _bin("rem", a, b),
     "arith.and": lambda a, b: _bin("and", a, b),
     "arith.or": lambda a, b: _bin("or", a, b),
     "arith.xor": lambda a, b: _bin("xor", a, b),

@@ -7,7 +7,8 @@ Example::
 
 Binary ops need equal operand types (the builder inserts ``tensor.broadcast_to`` for
 numpy-style broadcasting). Integer ``div`` truncates toward zero and gives 0 for a zero
-divisor; float ``max``/``min`` propagate NaN like ``numpy.maximum``. ``cast`` from float to
+divisor; float ``rem`` is C's ``fmod`` (exact; the sign of the dividend, NaN for a zero
+divisor); float ``max``/``min`` propagate NaN like ``numpy.maximum``. ``cast`` from float to
 int truncates toward zero and saturates at the integer range (NaN gives 0) on every backend.
 """
 
@@ -53,6 +54,7 @@ _BINARY = {
     "max": (np.maximum, NUMERIC, {"commutative"}),
     "min": (np.minimum, NUMERIC, {"commutative"}),
     "pow": (_pow, FLOATS, set()),
+    "rem": (np.fmod, FLOATS, set()),
     "and": (np.bitwise_and, BITWISE, {"commutative"}),
     "or": (np.bitwise_or, BITWISE, {"commutative"}),
     "xor": (np.bitwise_xor, BITWISE, {"commutative"}),
